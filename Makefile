@@ -1,0 +1,57 @@
+# KUnit regression suite for quota error handling and UDF write safety.
+#
+#   make run      build the patched 6.12 kernel, run the suite in QEMU, write results/
+#   make check    make run + the harness's own tests + the regression proof (what CI runs)
+#
+# Settings (environment or make VAR=...):
+#   WORKDIR        where the kernel tree and build live      (/var/tmp/fs-kunit)
+#   FILTER         kunit.py filter glob, e.g. 'quota_dquot.dqget_*'
+#   EXTRA_PATCHES  kernel patches applied on top for this run only
+#   TIMEOUT        seconds QEMU may run                       (300)
+#   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
+
+WORKDIR ?= /var/tmp/fs-kunit
+export WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
+
+PYTHON := /usr/bin/python3
+
+.PHONY: run check deps tree regressions test-harness images check-images series bench clean distclean
+
+run: deps
+	$(PYTHON) harness/run.py
+
+check: deps
+	harness/check.sh
+
+deps:
+	@harness/deps.sh
+
+tree: deps
+	harness/tree.sh sync >/dev/null
+
+regressions: deps
+	$(PYTHON) harness/regressions.py
+
+test-harness:
+	$(PYTHON) harness/tests/run_tests.py
+
+# Regenerate the C tables of the test images from the real mkfs tools.
+images: deps
+	images/make-all.sh kunit-tests
+
+# The images in kunit-tests/ are what images/ makes today, byte for byte.
+check-images: deps
+	images/make-all.sh --check kunit-tests
+
+# The series as it would be mailed: patches/ with the test sources folded in.
+series: tree
+	harness/series.sh $(WORKDIR)/series
+
+bench: deps
+	harness/bench.sh
+
+clean:
+	rm -rf results
+
+distclean: clean
+	rm -rf $(WORKDIR)

@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Install what a run needs from Debian, or say exactly what to install.
+set -eu
+
+# kernel tree and build; QEMU; the mkfs tools and faketime the image scripts use
+PACKAGES="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev libssl-dev
+cpio xz-utils python3 git e2fsprogs udftools faketime"
+
+missing=
+for p in $PACKAGES; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	case $status in ii*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: error: missing packages:$missing" >&2
+	echo "deps.sh: as root, run: apt-get update && $line" >&2
+	exit 1
+fi
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+if ! apt-get install -y -qq --no-install-recommends $missing >&2; then
+	echo "deps.sh: error: could not install:$missing" >&2
+	exit 1
+fi

@@ -1,0 +1,213 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""make run: bring the tree up to date, build only when an input changed,
+boot the kernel under QEMU through kunit.py and write results/.
+
+Settings come from the environment (the Makefile passes them through):
+WORKDIR, BUILD_DIR, RESULTS, FILTER, EXTRA_PATCHES, TIMEOUT, JOBS,
+KUNITCONFIG, KUNIT_QEMU_ACCEL.
+"""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ktap  # noqa: E402
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKDIR = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
+BUILD_DIR = os.environ.get('BUILD_DIR') or os.path.join(WORKDIR, 'build')
+RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
+KUNITCONFIG = os.path.abspath(os.environ.get('KUNITCONFIG') or os.path.join(TOP, 'kunitconfig'))
+QEMU_CONFIG = os.path.join(TOP, 'qemu-configs', 'x86_64.py')
+FILTER = os.environ.get('FILTER', '')
+EXTRA = os.environ.get('EXTRA_PATCHES', '')
+TIMEOUT = int(os.environ.get('TIMEOUT') or 300)
+JOBS = os.environ.get('JOBS') or str(os.cpu_count() + 1)
+
+
+class RunError(Exception):
+    pass
+
+
+def say(msg):
+    print('run: ' + msg, flush=True)
+
+
+def tree_sync(extra):
+    env = dict(os.environ, WORKDIR=WORKDIR, EXTRA_PATCHES=extra)
+    proc = subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'], env=env,
+                          stdout=subprocess.PIPE, text=True)
+    if proc.returncode:
+        raise RunError('the tree could not be prepared (see above)')
+    return proc.stdout.strip()
+
+
+def tree_path():
+    env = dict(os.environ, WORKDIR=WORKDIR)
+    return subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'path'], env=env,
+                          stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+
+
+def kunit(tree, *args, **kw):
+    cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args,
+           '--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
+    return subprocess.run(cmd, cwd=tree, env=env, text=True, **kw)
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def build_stamp(tree_id):
+    h = hashlib.sha256()
+    for part in (tree_id.encode(), read(KUNITCONFIG), read(QEMU_CONFIG)):
+        h.update(part + b'\0')
+    return h.hexdigest()
+
+
+def build(tree, tree_id):
+    """Build unless the last successful build had the same inputs."""
+    stamp = build_stamp(tree_id)
+    stamp_file = os.path.join(BUILD_DIR, '.fs-kunit-stamp')
+    kernel = os.path.join(BUILD_DIR, 'arch/x86/boot/bzImage')
+    with contextlib.suppress(OSError):
+        if read(stamp_file).decode() == stamp and os.path.exists(kernel):
+            say('kernel is up to date: not building')
+            return stamp
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.unlink(stamp_file)
+    say('building (incremental) in ' + BUILD_DIR)
+    t = time.monotonic()
+    if kunit(tree, 'build', '--kunitconfig=' + KUNITCONFIG, '--jobs=' + JOBS).returncode:
+        raise RunError('the kernel did not build (errors above)%s'
+                       % ('; EXTRA_PATCHES=' + EXTRA if EXTRA else ''))
+    say('built in %.0f s' % (time.monotonic() - t))
+    with open(stamp_file, 'w') as f:
+        f.write(stamp)
+    return stamp
+
+
+def enabled_cases(tree, stamp):
+    """suite.case for every case the kernel has, listed once per build."""
+    cache = os.path.join(BUILD_DIR, '.fs-kunit-cases')
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(read(cache))
+        if data['stamp'] == stamp:
+            return data['cases']
+    proc = kunit(tree, 'exec', '--list_tests', '--timeout=120', stdout=subprocess.PIPE)
+    cases = [line for line in proc.stdout.splitlines()
+             if re.match(r'^[^\s.]+\.[^\s.]+$', line)]
+    if proc.returncode or not cases:
+        sys.stdout.write(proc.stdout)
+        raise RunError('the kernel did not list its test cases (log: %s/test.log)' % BUILD_DIR)
+    with open(cache, 'w') as f:
+        json.dump({'stamp': stamp, 'cases': cases}, f)
+    return cases
+
+
+def write_provenance(tree, tree_id, cases):
+    series = [line.split('#')[0].strip()
+              for line in read(os.path.join(TOP, 'patches', 'series')).decode().splitlines()]
+    info = {
+        'package': 'linux-source-6.12',
+        'version': read(os.path.join(tree, '.git', 'fs-kunit-version')).decode().strip(),
+        'tree': tree_id,
+        'series': [p for p in series if p],
+        'extra_patches': EXTRA.split(),
+        'kunitconfig': os.path.relpath(KUNITCONFIG, TOP),
+        'filter': FILTER,
+        'accel': os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg',
+        'cases': cases,
+        'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+    }
+    with open(os.path.join(RESULTS, 'tested.json'), 'w') as f:
+        json.dump(info, f, indent=1)
+    return info
+
+
+def execute(tree, expected, info):
+    args = ['exec', '--timeout=%d' % TIMEOUT, '--json=' + os.path.join(RESULTS, 'kunit.json')]
+    if FILTER:
+        args.append('--filter_glob=' + FILTER)
+    t = time.monotonic()
+    kunit(tree, *args)  # its exit code says nothing we do not read from the log
+    elapsed = time.monotonic() - t
+    log = read(os.path.join(BUILD_DIR, 'test.log')).decode(errors='replace').splitlines()
+    with open(os.path.join(RESULTS, 'console.log'), 'w') as f:
+        f.write('\n'.join(log) + '\n')
+    with open(os.path.join(RESULTS, 'kunit.ktap'), 'w') as f:
+        f.write('\n'.join(ktap.ktap_only(log)) + '\n')
+    suites = ktap.parse(log)
+    if suites is None:
+        raise RunError('the kernel printed no KTAP: did it boot? log kept in %s/console.log'
+                       % RESULTS)
+    missing = ktap.missing_cases(suites, expected)
+    props = {'version': info['version'], 'tree': info['tree'],
+             'extra_patches': ' '.join(info['extra_patches'])}
+    ktap.junit(suites, missing, props).write(os.path.join(RESULTS, 'junit.xml'),
+                                             encoding='unicode', xml_declaration=True)
+    counts = ktap.count(suites, missing)
+    for path, test in ktap.leaves(suites):
+        if test.status in (ktap.FAIL, ktap.ERROR):
+            say('%s: %s%s' % (test.status, path, ' (' + test.reason + ')' if test.reason else ''))
+    if missing:
+        said = [s.name for s in suites if s.status == ktap.ERROR]
+        panic = any('Kernel panic' in line for line in log)
+        say('%s while %s was running; these cases never reported: %s; log kept in %s' % (
+            'the kernel panicked' if panic else 'the kernel stopped (hang or timeout)',
+            ', '.join(said) or 'a suite', ', '.join(missing),
+            os.path.join(RESULTS, 'console.log')))
+    with open(os.path.join(RESULTS, 'summary.txt'), 'w') as f:
+        f.write(ktap.summary_line(counts) + '\n')
+    say('tests ran in %.1f s (QEMU boot included)' % elapsed)
+    return counts
+
+
+def main():
+    os.makedirs(RESULTS, exist_ok=True)
+    for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log'):
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(RESULTS, name))
+    os.makedirs(WORKDIR, exist_ok=True)
+    lock = open(os.path.join(WORKDIR, '.lock'), 'w')
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        say('waiting for another run on %s to finish' % WORKDIR)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    tree = tree_path()
+    try:
+        tree_id = tree_sync(EXTRA)
+        stamp = build(tree, tree_id)
+        cases = enabled_cases(tree, stamp)
+        expected = [c for c in cases if not FILTER or ktap.glob_match(FILTER, c)]
+        if not expected:
+            raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'
+                           % (FILTER, len(cases), cases[0].split('.')[0] + '.*'))
+        info = write_provenance(tree, tree_id, expected)
+        counts = execute(tree, expected, info)
+    except RunError as e:
+        print('run: error: %s' % e, file=sys.stderr)
+        return 2
+    finally:
+        if EXTRA and os.environ.get('KEEP_EXTRA') != '1':
+            say('restoring the tree without EXTRA_PATCHES')
+            tree_sync('')
+    print(ktap.summary_line(counts))
+    ok = counts[ktap.FAIL] + counts[ktap.ERROR] == 0 and counts[ktap.PASS] > 0
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

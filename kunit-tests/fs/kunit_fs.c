@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit fixtures shared by the filesystem test suites: a real image on a RAM
+ * disk, mounted with vfs_kern_mount(), and a stub for ->acquire_dquot().
+ *
+ * Built-in KUnit tests run before userspace and before devtmpfs, so the
+ * device node is made here, in rootfs, once the initramfs is unpacked.
+ */
+#include <kunit/fs.h>
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/blkdev.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/initrd.h>
+#include <linux/major.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/quotaops.h>
+#include <linux/slab.h>
+
+#define FS_KUNIT_DEV		MKDEV(RAMDISK_MAJOR, 0)
+#define FS_KUNIT_DEV_PATH	"/fs_kunit_ram0"
+
+/* Our exclusive claim on the RAM disk; a mounted filesystem holds its own. */
+static int fs_kunit_holder;
+
+/*
+ * Open the RAM disk exclusively.  A mount dropped from a kernel thread is
+ * torn down later by a work item, so the device may still be claimed by the
+ * previous case's filesystem for a moment: wait for it, within reason.
+ */
+static struct file *fs_kunit_open_device(blk_mode_t mode)
+{
+	struct file *file;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		file = bdev_file_open_by_dev(FS_KUNIT_DEV, mode, &fs_kunit_holder, NULL);
+		if (PTR_ERR_OR_ZERO(file) != -EBUSY)
+			break;
+		msleep(20);
+	}
+	return file;
+}
+
+static int fs_kunit_make_node(void)
+{
+	struct dentry *dentry;
+	struct path path;
+	int err;
+
+	/* Rootfs is being filled asynchronously until then. */
+	wait_for_initramfs();
+	dentry = kern_path_create(AT_FDCWD, FS_KUNIT_DEV_PATH, &path, 0);
+	if (IS_ERR(dentry))
+		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
+	err = vfs_mknod(mnt_idmap(path.mnt), d_inode(path.dentry), dentry,
+			S_IFBLK | 0600, new_encode_dev(FS_KUNIT_DEV));
+	done_path_create(&path, dentry);
+	return err;
+}
+
+/**
+ * fs_kunit_write_image() - make the RAM disk hold exactly @image
+ * @test: the test
+ * @image: the image; the rest of the device is zeroed
+ *
+ * Return: 0 or a negative error; nothing stays open either way.
+ */
+int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
+{
+	struct file *file;
+	unsigned int i;
+	loff_t pos = 0, size;
+	void *zero;
+	ssize_t ret = 0;
+
+	file = fs_kunit_open_device(BLK_OPEN_READ | BLK_OPEN_WRITE);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	size = bdev_nr_bytes(file_bdev(file));
+	zero = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!zero || image->size > size)
+		ret = zero ? -ENOSPC : -ENOMEM;
+	while (!ret && pos < size) {
+		ret = kernel_write(file, zero, min_t(loff_t, PAGE_SIZE, size - pos), &pos);
+		ret = ret < 0 ? ret : 0;
+	}
+	for (i = 0; !ret && i < image->nr_runs; i++) {
+		pos = image->runs[i].offset;
+		ret = kernel_write(file, image->runs[i].data, image->runs[i].len, &pos);
+		ret = ret < 0 ? ret : (ret == image->runs[i].len ? 0 : -EIO);
+	}
+	if (!ret)
+		ret = sync_blockdev(file_bdev(file));
+	kfree(zero);
+	/* bdev_fput() lets go of the claim now, not when the file is freed. */
+	bdev_fput(file);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_write_image);
+
+/**
+ * fs_kunit_read_device() - the first @size bytes of the RAM disk
+ * @test: the test; the buffer is freed with it
+ * @size: how many bytes
+ *
+ * Waits until no filesystem holds the device, so that everything it wrote is
+ * there.  Asserts on failure.
+ */
+u8 *fs_kunit_read_device(struct kunit *test, u32 size)
+{
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	file = fs_kunit_open_device(BLK_OPEN_READ);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	ret = kernel_read(file, buf, size, &pos);
+	bdev_fput(file);
+	KUNIT_ASSERT_EQ(test, ret, (ssize_t)size);
+	return buf;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_read_device);
+
+static void fs_kunit_unmount_action(void *data)
+{
+	struct vfsmount *mnt = data;
+	struct file *file;
+
+	mntput(mnt);
+	/* Unmount finished once the filesystem has given the device back. */
+	file = fs_kunit_open_device(BLK_OPEN_READ);
+	if (IS_ERR(file))
+		pr_warn("fs_kunit: " FS_KUNIT_DEV_PATH " still busy after unmount: %ld\n",
+			PTR_ERR(file));
+	else
+		bdev_fput(file);
+}
+
+/**
+ * fs_kunit_try_mount() - write @image to the RAM disk and mount it
+ * @test: the test; the mount is dropped when it ends
+ * @fstype: filesystem type, e.g. "ext4"
+ * @image: the image
+ * @flags: SB_* flags, e.g. SB_RDONLY
+ * @options: mount options ("" for none)
+ * @mnt: the mount, when 0 is returned
+ *
+ * For tests that expect a mount to fail.  Return: 0 or the mount's error.
+ */
+int fs_kunit_try_mount(struct kunit *test, const char *fstype,
+		       const struct fs_kunit_image *image, int flags,
+		       const char *options, struct vfsmount **mnt)
+{
+	struct file_system_type *type;
+	struct vfsmount *m;
+	char *opts;
+	int err;
+
+	err = fs_kunit_make_node();
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot make " FS_KUNIT_DEV_PATH);
+	err = fs_kunit_write_image(test, image);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot write the image to the RAM disk");
+	type = get_fs_type(fstype);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "%s is not built in", fstype);
+	/* Option parsing writes into the string. */
+	opts = kunit_kstrdup(test, options, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, opts);
+	m = vfs_kern_mount(type, flags, FS_KUNIT_DEV_PATH, opts);
+	module_put(type->owner);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
+	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	*mnt = m;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount);
+
+/**
+ * fs_kunit_mount() - fs_kunit_try_mount() that asserts success
+ */
+struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
+				const struct fs_kunit_image *image, int flags,
+				const char *options)
+{
+	struct vfsmount *mnt = NULL;
+	int err;
+
+	err = fs_kunit_try_mount(test, fstype, image, flags, options, &mnt);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "mounting the %s image failed", fstype);
+	return mnt;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_mount);
+
+/**
+ * fs_kunit_unmount() - unmount now and wait until the device is released
+ */
+void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt)
+{
+	kunit_release_action(test, fs_kunit_unmount_action, mnt);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_unmount);
+
+KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_dput, dput, struct dentry *);
+
+/**
+ * fs_kunit_lookup() - look @name up in @dir; the reference is dropped with
+ * the test.  The result may be negative.
+ */
+struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir, const char *name)
+{
+	struct dentry *dentry;
+
+	dentry = lookup_one_len_unlocked(name, dir, strlen(name));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dentry);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_dput, dentry), 0);
+	return dentry;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_lookup);
+
+static int fs_kunit_acquire_dquot(struct dquot *dquot)
+{
+	/* dquot_operations has no context pointer: the copy is embedded. */
+	struct fs_kunit_quota_stub *stub =
+		container_of(dquot->dq_sb->dq_op, struct fs_kunit_quota_stub, ops);
+	qid_t id = from_kqid(&init_user_ns, dquot->dq_id);
+
+	stub->calls++;
+	if (stub->err && (stub->type < 0 || stub->type == dquot->dq_id.type) &&
+	    (stub->id == FS_KUNIT_ANY_ID || stub->id == id)) {
+		stub->failed++;
+		return stub->err;
+	}
+	return stub->orig->acquire_dquot(dquot);
+}
+
+static void fs_kunit_restore_dquot_ops(void *data)
+{
+	struct fs_kunit_quota_stub *stub = data;
+
+	stub->sb->dq_op = stub->orig;
+}
+
+/**
+ * fs_kunit_stub_acquire_dquot() - give @sb a ->acquire_dquot() the test controls
+ * @test: the test; the original operations come back when it ends
+ * @sb: a mounted superblock with quota operations
+ *
+ * The stub passes every call through until fs_kunit_quota_fail() is called.
+ */
+struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
+							struct super_block *sb)
+{
+	struct fs_kunit_quota_stub *stub;
+
+	KUNIT_ASSERT_NOT_NULL(test, sb->dq_op);
+	stub = kunit_kzalloc(test, sizeof(*stub), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, stub);
+	stub->ops = *sb->dq_op;
+	stub->ops.acquire_dquot = fs_kunit_acquire_dquot;
+	stub->orig = sb->dq_op;
+	stub->sb = sb;
+	stub->type = -1;
+	stub->id = FS_KUNIT_ANY_ID;
+	sb->dq_op = &stub->ops;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_restore_dquot_ops, stub), 0);
+	return stub;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_stub_acquire_dquot);
+
+MODULE_DESCRIPTION("KUnit fixtures for filesystem tests");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
