@@ -58,7 +58,7 @@ static int fs_kunit_make_node(void)
 	if (IS_ERR(dentry))
 		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
 	err = vfs_mknod(mnt_idmap(path.mnt), d_inode(path.dentry), dentry,
-			S_IFBLK | 0600, new_encode_dev(FS_KUNIT_DEV));
+			S_IFBLK | 0600, FS_KUNIT_DEV);
 	done_path_create(&path, dentry);
 	return err;
 }

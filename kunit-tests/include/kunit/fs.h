@@ -10,7 +10,7 @@
 #ifndef _KUNIT_FS_H
 #define _KUNIT_FS_H
 
-#include <linux/types.h>
+#include <linux/fs.h>
 #include <linux/quota.h>
 
 struct kunit;
