@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -56,11 +57,22 @@ def tree_path():
                           stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
 
 
-def kunit(tree, *args, **kw):
+def kunit(tree, *args, stdout=None):
+    """kunit.py in its own process group: if we are stopped, so are its make
+    and QEMU, instead of building on in a build directory we no longer lock."""
     cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args,
            '--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
-    return subprocess.run(cmd, cwd=tree, env=env, text=True, **kw)
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, stdout=stdout,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out)
 
 
 def read(path):
@@ -117,13 +129,13 @@ def enabled_cases(tree, stamp):
 
 
 def write_provenance(tree, tree_id, cases):
-    series = [line.split('#')[0].strip()
+    series = [line.split('#')[0].split()
               for line in read(os.path.join(TOP, 'patches', 'series')).decode().splitlines()]
     info = {
         'package': 'linux-source-6.12',
         'version': read(os.path.join(tree, '.git', 'fs-kunit-version')).decode().strip(),
         'tree': tree_id,
-        'series': [p for p in series if p],
+        'series': [p[0] for p in series if p],
         'extra_patches': EXTRA.split(),
         'kunitconfig': os.path.relpath(KUNITCONFIG, TOP),
         'filter': FILTER,
@@ -139,11 +151,16 @@ def write_provenance(tree, tree_id, cases):
 def execute(tree, expected, info):
     args = ['exec', '--timeout=%d' % TIMEOUT, '--json=' + os.path.join(RESULTS, 'kunit.json')]
     if FILTER:
-        args.append('--filter_glob=' + FILTER)
+        args.append(FILTER)  # kunit.py's filter_glob is positional
+    console = os.path.join(BUILD_DIR, 'test.log')
+    with contextlib.suppress(OSError):
+        os.unlink(console)  # the listing boot's log must not pass for this one
     t = time.monotonic()
-    kunit(tree, *args)  # its exit code says nothing we do not read from the log
+    rc = kunit(tree, *args).returncode  # a failed case also makes it non-zero
     elapsed = time.monotonic() - t
-    log = read(os.path.join(BUILD_DIR, 'test.log')).decode(errors='replace').splitlines()
+    if not os.path.exists(console):
+        raise RunError('kunit.py exec failed (exit %d) before QEMU ran' % rc)
+    log = read(console).decode(errors='replace').splitlines()
     with open(os.path.join(RESULTS, 'console.log'), 'w') as f:
         f.write('\n'.join(log) + '\n')
     with open(os.path.join(RESULTS, 'kunit.ktap'), 'w') as f:
@@ -158,15 +175,22 @@ def execute(tree, expected, info):
     ktap.junit(suites, missing, props).write(os.path.join(RESULTS, 'junit.xml'),
                                              encoding='unicode', xml_declaration=True)
     counts = ktap.count(suites, missing)
+    cases = [{'name': path, 'status': test.status, 'reason': test.reason}
+             for path, test in ktap.leaves(suites)]
+    cases += [{'name': name, 'status': ktap.ERROR, 'reason': 'never reported'}
+              for name in missing]
+    with open(os.path.join(RESULTS, 'cases.json'), 'w') as f:
+        json.dump(cases, f, indent=1)
     for path, test in ktap.leaves(suites):
         if test.status in (ktap.FAIL, ktap.ERROR):
             say('%s: %s%s' % (test.status, path, ' (' + test.reason + ')' if test.reason else ''))
     if missing:
         said = [s.name for s in suites if s.status == ktap.ERROR]
         panic = any('Kernel panic' in line for line in log)
-        say('%s while %s was running; these cases never reported: %s; log kept in %s' % (
+        say('%s %s; these cases never reported: %s; log kept in %s' % (
             'the kernel panicked' if panic else 'the kernel stopped (hang or timeout)',
-            ', '.join(said) or 'a suite', ', '.join(missing),
+            'while %s was running' % ', '.join(said) if said else 'before any suite started',
+            ', '.join(missing),
             os.path.join(RESULTS, 'console.log')))
     with open(os.path.join(RESULTS, 'summary.txt'), 'w') as f:
         f.write(ktap.summary_line(counts) + '\n')
@@ -175,8 +199,11 @@ def execute(tree, expected, info):
 
 
 def main():
+    # SIGTERM (a CI time-out, kill) unwinds like ^C: children stopped, tree restored.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(RESULTS, exist_ok=True)
-    for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log'):
+    for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
+                 'cases.json', 'tested.json'):
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(RESULTS, name))
     os.makedirs(WORKDIR, exist_ok=True)
