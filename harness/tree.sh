@@ -67,9 +67,10 @@ ensure_tree() {
 }
 
 series() {
-	# patches/series lists the series in order; blank lines and #comments skipped.
+	# patches/series: a patch a line, in order, then the kunit-tests/ files it
+	# adds (for make series); blank lines and #comments skipped.
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/series" |
-		while read -r p; do echo "$top/patches/$p"; done
+		while read -r p _files; do echo "$top/patches/$p"; done
 }
 
 wanted_tree() {

@@ -41,6 +41,7 @@ static const struct dquot_kunit_error dquot_kunit_errors[] = {
 	{ "ENOMEM", -ENOMEM },
 	{ "EDQUOT", -EDQUOT },
 };
+
 KUNIT_ARRAY_PARAM_DESC(dquot_kunit_errors, dquot_kunit_errors, name);
 
 /* Which of the owner's two dquots fails to be acquired. */
@@ -57,6 +58,7 @@ static const struct dquot_kunit_owner_fault dquot_kunit_owner_faults[] = {
 	{ "group EIO", GRPQUOTA, OWNER_GID, -EIO },
 	{ "group ENOSPC", GRPQUOTA, OWNER_GID, -ENOSPC },
 };
+
 KUNIT_ARRAY_PARAM_DESC(dquot_kunit_owner_faults, dquot_kunit_owner_faults, name);
 
 /* A chown or a chgrp to an id whose dquot fails to be acquired. */
@@ -72,6 +74,7 @@ static const struct dquot_kunit_change dquot_kunit_changes[] = {
 	{ "chgrp EIO", GRPQUOTA, -EIO },
 	{ "chgrp ENOSPC", GRPQUOTA, -ENOSPC },
 };
+
 KUNIT_ARRAY_PARAM_DESC(dquot_kunit_changes, dquot_kunit_changes, name);
 
 static struct kqid user(qid_t id)
@@ -95,18 +98,23 @@ static struct dquot *inode_dquot(struct inode *inode, int type)
 }
 
 /*
- * Expect @expected references on the dquot of @qid besides the one taken to
- * look.  Surplus references are dropped again: a leaked one would make the
- * unmount wait for it forever and take every later case down with it.
+ * The only references left on the dquot of @qid must be the one /owned's
+ * inode holds, if it holds it: any other is a leak.  A leaked reference is
+ * dropped again, since unmount would wait for it forever and take every
+ * later case down with it.
  */
-static void expect_dquot_refs(struct kunit *test, struct kqid qid, int expected)
+static void expect_no_leaked_refs(struct kunit *test, struct kqid qid)
 {
-	struct dquot *dquot = dqget(((struct dquot_kunit *)test->priv)->sb, qid);
+	struct dquot_kunit *ctx = test->priv;
+	struct dquot *held = inode_dquot(d_inode(ctx->owned), qid.type);
+	int expected = held && qid_eq(held->dq_id, qid);
+	struct dquot *dquot = dqget(ctx->sb, qid);
 	int refs;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
-	refs = atomic_read(&dquot->dq_count) - 1;
-	KUNIT_EXPECT_EQ_MSG(test, refs, expected, "references held on dquot %u",
+	refs = atomic_read(&dquot->dq_count) - 1;	/* ours */
+	KUNIT_EXPECT_EQ_MSG(test, refs, expected, "references held on %s dquot %u",
+			    qid.type == USRQUOTA ? "user" : "group",
 			    from_kqid(&init_user_ns, qid));
 	while (refs-- > expected)
 		dqput(dquot);
@@ -141,6 +149,27 @@ static int dquot_kunit_init(struct kunit *test)
 	ctx->stub = fs_kunit_stub_acquire_dquot(test, ctx->sb);
 	test->priv = ctx;
 	return 0;
+}
+
+/*
+ * Whatever a case did, the only references left on the dquots it can touch
+ * are those of /owned's inode: an error path that keeps one is a leak.
+ */
+static void dquot_kunit_exit(struct kunit *test)
+{
+	static const struct { int type; qid_t id; } touched[] = {
+		{ USRQUOTA, OWNER_UID }, { USRQUOTA, OTHER_UID },
+		{ GRPQUOTA, OWNER_GID }, { GRPQUOTA, OTHER_GID },
+	};
+	struct dquot_kunit *ctx = test->priv;
+	int i;
+
+	if (!ctx || !ctx->stub)
+		return;
+	fs_kunit_quota_fail(ctx->stub, 0, -1, FS_KUNIT_ANY_ID);
+	for (i = 0; i < ARRAY_SIZE(touched); i++)
+		expect_no_leaked_refs(test, touched[i].type == USRQUOTA ?
+					    user(touched[i].id) : group(touched[i].id));
 }
 
 static void dqget_quota_off_returns_esrch(struct kunit *test)
@@ -180,7 +209,7 @@ static void dqget_drops_reference_on_acquire_error(struct kunit *test)
 	fs_kunit_quota_fail(ctx->stub, -EIO, USRQUOTA, OTHER_UID);
 	expect_dqget_error(test, user(OTHER_UID), -EIO);
 	fs_kunit_quota_fail(ctx->stub, 0, -1, FS_KUNIT_ANY_ID);
-	expect_dquot_refs(test, user(OTHER_UID), 0);
+	expect_no_leaked_refs(test, user(OTHER_UID));
 }
 
 static void dqget_retries_acquire_after_error(struct kunit *test)
@@ -236,7 +265,7 @@ static void dquot_initialize_drops_other_reference_on_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dquot_initialize(inode), -EIO);
 	KUNIT_EXPECT_PTR_EQ(test, inode_dquot(inode, USRQUOTA), NULL);
 	fs_kunit_quota_fail(ctx->stub, 0, -1, FS_KUNIT_ANY_ID);
-	expect_dquot_refs(test, user(OWNER_UID), 0);
+	expect_no_leaked_refs(test, user(OWNER_UID));
 }
 
 static void dquot_initialize_tolerates_esrch(struct kunit *test)
@@ -260,8 +289,8 @@ static void dquot_initialize_attaches_dquots(struct kunit *test)
 	KUNIT_EXPECT_PTR_NE(test, inode_dquot(inode, GRPQUOTA), NULL);
 	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 2);
 	/* Each attached dquot holds exactly the inode's reference. */
-	expect_dquot_refs(test, user(OWNER_UID), 1);
-	expect_dquot_refs(test, group(OWNER_GID), 1);
+	expect_no_leaked_refs(test, user(OWNER_UID));
+	expect_no_leaked_refs(test, group(OWNER_GID));
 }
 
 /* chown or chgrp /owned to the OTHER id of @type, as chown(2) would. */
@@ -416,8 +445,10 @@ static struct kunit_case dquot_kunit_cases[] = {
 static struct kunit_suite dquot_kunit_suite = {
 	.name = "quota_dquot",
 	.init = dquot_kunit_init,
+	.exit = dquot_kunit_exit,
 	.test_cases = dquot_kunit_cases,
 };
+
 kunit_test_suite(dquot_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for errors from ->acquire_dquot()");

@@ -25,6 +25,8 @@ struct fs_kunit_run {
 	const u8 *data;
 };
 
+#define FS_KUNIT_RUN(off, array) { .offset = (off), .len = sizeof(array), .data = (array) }
+
 /* A filesystem image: every byte not covered by a run is zero. */
 struct fs_kunit_image {
 	u32 size;

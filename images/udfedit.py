@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Edit one field of a UDF descriptor that mkudffs made, and make the
+descriptor valid again: its tag checksum and CRC are recomputed, so the
+kernel reads the edited value instead of rejecting the descriptor.
+
+usage: udfedit.py IMAGE EDIT
+  read-rev=0xNNNN   LVID implementation use: minUDFReadRev
+  root-unreadable   FSD rootDirectoryICB -> a zero block inside the partition
+  no-fileset        FSD tag identifier -> 0xFFFF: no File Set Descriptor
+  show              print what the edits look at
+
+Offsets are ECMA-167 3rd edition / OSTA UDF 2.01 (fs/udf/ecma_167.h, osta_udf.h).
+"""
+import struct
+import sys
+
+BLOCK = 2048
+TAG_PD, TAG_LVID, TAG_FSD = 5, 9, 256
+
+
+def crc_itu_t(data, crc=0):
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
+def tag_ok(img, off):
+    tag = img[off:off + 16]
+    return len(tag) == 16 and (sum(tag[:4]) + sum(tag[5:16])) & 0xFF == tag[4]
+
+
+def retag(img, off):
+    """Recompute CRC (over descCRCLength bytes after the tag) and checksum."""
+    crc_len = struct.unpack_from('<H', img, off + 10)[0]
+    struct.pack_into('<H', img, off + 8, crc_itu_t(img[off + 16:off + 16 + crc_len]))
+    img[off + 4] = (sum(img[off:off + 4]) + sum(img[off + 5:off + 16])) & 0xFF
+
+
+def find(img, ident):
+    """Byte offsets of valid descriptors with this tag identifier."""
+    found = []
+    for block in range(len(img) // BLOCK):
+        off = block * BLOCK
+        tid, = struct.unpack_from('<H', img, off)
+        if tid == ident and tag_ok(img, off):
+            found.append(off)
+    return found
+
+
+def partition(img):
+    pd = find(img, TAG_PD)[0]
+    start, length = struct.unpack_from('<II', img, pd + 188)
+    return start, length
+
+
+def lvid_impuse(img, lvid):
+    n, = struct.unpack_from('<I', img, lvid + 72)
+    return lvid + 80 + 8 * n
+
+
+def main():
+    path, edit = sys.argv[1], sys.argv[2]
+    img = bytearray(open(path, 'rb').read())
+    if edit.startswith('read-rev='):
+        for lvid in find(img, TAG_LVID):
+            struct.pack_into('<H', img, lvid_impuse(img, lvid) + 40, int(edit[9:], 0))
+            retag(img, lvid)
+    elif edit == 'root-unreadable':
+        start, length = partition(img)
+        zero = next(b for b in range(length - 1, 0, -1)
+                    if not any(img[(start + b) * BLOCK:(start + b + 1) * BLOCK]))
+        for fsd in find(img, TAG_FSD):
+            struct.pack_into('<I', img, fsd + 404, zero)
+            retag(img, fsd)
+    elif edit == 'no-fileset':
+        for fsd in find(img, TAG_FSD):
+            struct.pack_into('<H', img, fsd, 0xFFFF)
+            retag(img, fsd)
+    elif edit == 'show':
+        for lvid in find(img, TAG_LVID):
+            iu = lvid_impuse(img, lvid)
+            print('LVID at block %d: integrityType %d, minUDFReadRev %#x, minUDFWriteRev %#x'
+                  % (lvid // BLOCK, struct.unpack_from('<I', img, lvid + 28)[0],
+                     *struct.unpack_from('<HH', img, iu + 40)))
+        for fsd in find(img, TAG_FSD):
+            print('FSD at block %d: root ICB block %d' % (fsd // BLOCK,
+                                                         struct.unpack_from('<I', img, fsd + 404)[0]))
+        pd = find(img, TAG_PD)[0]
+        print('PD at block %d: accessType %d, partition %d+%d' % (
+            pd // BLOCK, struct.unpack_from('<I', img, pd + 184)[0], *partition(img)))
+        return
+    else:
+        sys.exit('udfedit.py: unknown edit %s' % edit)
+    open(path, 'wb').write(img)
+
+
+if __name__ == '__main__':
+    main()
