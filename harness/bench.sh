@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: how long the things a developer waits for take on this machine.
+# Medians of REPEAT runs (default 3); COLD=1 also times a cold make run (an
+# empty WORKDIR: extract, build, run), once, in a scratch WORKDIR.
+# A benchmark, not a test: it judges nothing.  Output: results/bench.md.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+REPEAT=${REPEAT:-3}
+WORKDIR=${WORKDIR:-/var/tmp/fs-kunit}
+export WORKDIR
+test_file=kunit-tests/fs/quota/dquot_kunit.c
+saved=$(mktemp)
+cp "$test_file" "$saved"
+trap 'cp "$saved" "$test_file"; rm -f "$saved"' EXIT
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+timed() {  # timed CMD...: seconds, output to results/bench.log
+	local t0; t0=$(now)
+	"$@" >> results/bench.log 2>&1 || true
+	echo "$(now) - $t0" | bc
+}
+suite_seconds() {  # first KTAP line to last result line, by printk time
+	awk -F'[][]' '/KTAP version/ && !s {s=$2} /ok [0-9]/ {e=$2} END {print e - s}' results/console.log
+}
+
+mkdir -p results
+: > results/bench.log
+make -s run >> results/bench.log 2>&1 || true   # start from a built, synced tree
+tree=$(harness/tree.sh path)
+kunit_exec() {
+	(cd "$tree" && PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 tools/testing/kunit/kunit.py exec \
+		--arch=x86_64 --build_dir="$WORKDIR/build" --qemu_config="$top/qemu-configs/x86_64.py")
+}
+
+declare -a exec_t same_t edit_t suite_t
+for i in $(seq "$REPEAT"); do
+	exec_t+=("$(timed kunit_exec)")
+	same_t+=("$(timed make -s run)")
+	suite_t+=("$(suite_seconds)")
+	echo "/* bench $i $$ */" >> "$test_file"
+	edit_t+=("$(timed make -s run)")
+done
+cp "$saved" "$test_file"
+make -s run >> results/bench.log 2>&1 || true
+
+m_exec=$(printf '%s\n' "${exec_t[@]}" | median)
+m_same=$(printf '%s\n' "${same_t[@]}" | median)
+m_edit=$(printf '%s\n' "${edit_t[@]}" | median)
+m_suite=$(printf '%s\n' "${suite_t[@]}" | median)
+cold=n/a
+if [ "${COLD:-0}" = 1 ]; then
+	scratch=$(mktemp -d /var/tmp/fs-kunit-bench.XXXXXX)
+	cold=$(WORKDIR=$scratch timed make -s run)
+	rm -rf "$scratch"
+fi
+{
+	echo "| what | median of $REPEAT (s) | target |"
+	echo "|---|---|---|"
+	printf '| bare kunit.py exec of the built kernel | %.1f | |\n' "$m_exec"
+	printf '| make run, nothing changed | %.1f (%.2fx exec) | within 1.3x exec |\n' \
+		"$m_same" "$(echo "$m_same / $m_exec" | bc -l)"
+	printf '| edit one test file, make run | %.1f | within 30 s |\n' "$m_edit"
+	printf '| the suite inside QEMU (first KTAP line to last result) | %.1f | |\n' "$m_suite"
+	echo "| cold make run (COLD=1: empty WORKDIR) | $cold | within 480 s |"
+	echo
+	echo "$(nproc) cores; $(dpkg-query -W -f='${Version}' linux-source-6.12) ; $(date -u +%F)"
+} | tee results/bench.md

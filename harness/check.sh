@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check: the suite in QEMU, the harness's own tests, the images, and
+# the proof that every regression patch is caught.  Each step ends with an
+# "N passed, N failed, N skipped" line; the last line here is their sum.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+mkdir -p results
+passed=0 failed=0 skipped=0
+
+step() {
+	local name=$1 log=results/check-$1.log rc line
+	shift
+	echo "== $name: $*"
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1)
+	if [ -z "$line" ]; then
+		echo "check: $name stopped (exit $rc) before it counted anything: see $log"
+		failed=$((failed + 1))
+		return
+	fi
+	set -- $line
+	passed=$((passed + $1)) failed=$((failed + $3)) skipped=$((skipped + $5))
+	[ "$rc" = 0 ] || [ "$3" != 0 ] || { echo "check: $name exited $rc"; failed=$((failed + 1)); }
+}
+
+step suite /usr/bin/python3 harness/run.py
+step harness /usr/bin/python3 harness/tests/run_tests.py
+step images images/make-all.sh --check kunit-tests
+step regressions /usr/bin/python3 harness/regressions.py
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The harness's own tests: KTAP conversion on fixed logs, the tree manager
+on a small fake kernel tree, and run.py's refusal of a filter that matches
+nothing.  Ends with "N passed, N failed, N skipped"."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, 'harness'))
+import ktap  # noqa: E402
+
+
+def load(name):
+    with open(os.path.join(HERE, 'data', name)) as f:
+        return f.read().splitlines()
+
+
+class KtapTest(unittest.TestCase):
+    def convert(self, name, expected=()):
+        suites = ktap.parse(load(name))
+        missing = ktap.missing_cases(suites, list(expected))
+        return suites, missing, ktap.count(suites, missing), ktap.junit(suites, missing, {})
+
+    def test_all_pass_counts_every_parameter(self):
+        _, _, counts, tree = self.convert('all-pass.log')
+        self.assertEqual(ktap.summary_line(counts), '3 passed, 0 failed, 0 skipped')
+        names = [(c.get('classname'), c.get('name')) for c in tree.iter('testcase')]
+        self.assertEqual(names, [('demo_suite', 'plain_case'), ('demo_suite.param_case', 'EIO'),
+                                 ('demo_suite.param_case', 'ENOSPC')])
+
+    def test_failure_carries_the_expectation_text(self):
+        _, _, counts, tree = self.convert('one-failure.log')
+        self.assertEqual(ktap.summary_line(counts), '1 passed, 1 failed, 0 skipped')
+        failure = tree.find('.//testcase[@name="broken_case"]/failure')
+        self.assertIsNotNone(failure)
+        self.assertIn('Expected err == -5', failure.text)
+        self.assertIsNone(tree.find('.//testcase[@name="fine_case"]/failure'))
+
+    def test_skip_is_counted_and_keeps_its_reason(self):
+        _, _, counts, tree = self.convert('skip.log')
+        self.assertEqual(ktap.summary_line(counts), '1 passed, 0 failed, 1 skipped')
+        skipped = tree.find('.//testcase[@name="needs_hardware"]/skipped')
+        self.assertEqual(skipped.get('message'), 'no such device')
+
+    def test_crash_mid_suite_names_the_cases_that_never_ran(self):
+        expected = ['first_suite.fine_case', 'second_suite.before_crash',
+                    'second_suite.during_crash', 'second_suite.after_crash']
+        suites, missing, counts, tree = self.convert('crash-mid-suite.log', expected)
+        self.assertEqual(missing, ['second_suite.during_crash', 'second_suite.after_crash'])
+        self.assertEqual(suites[1].status, ktap.ERROR)
+        self.assertEqual(ktap.summary_line(counts), '2 passed, 2 failed, 0 skipped')
+        errors = [c.get('name') for c in tree.iter('testcase') if c.find('error') is not None]
+        self.assertEqual(errors, ['during_crash', 'after_crash'])
+
+    def test_no_ktap_at_all_is_none_not_zero_tests(self):
+        self.assertIsNone(ktap.parse(load('no-ktap.log')))
+
+    def test_raw_ktap_strips_printk_prefixes(self):
+        lines = ktap.ktap_only(load('all-pass.log'))
+        self.assertEqual(lines[0], 'KTAP version 1')
+        self.assertIn('    ok 1 plain_case', lines)
+
+    def test_junit_is_well_formed_xml(self):
+        _, _, _, tree = self.convert('one-failure.log')
+        with tempfile.NamedTemporaryFile(suffix='.xml') as f:
+            tree.write(f.name, encoding='unicode', xml_declaration=True)
+            root = ET.parse(f.name).getroot()
+        self.assertEqual(root.find('testsuite').get('failures'), '1')
+
+    def test_filter_glob_follows_kunit(self):
+        self.assertTrue(ktap.glob_match('quota_dquot', 'quota_dquot.dqget_x'))
+        self.assertTrue(ktap.glob_match('quota_*.dqget_*', 'quota_dquot.dqget_x'))
+        self.assertFalse(ktap.glob_match('quota_dquot.dquot_*', 'quota_dquot.dqget_x'))
+        self.assertFalse(ktap.glob_match('udf*', 'quota_dquot.dqget_x'))
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, text=True, capture_output=True, **kw)
+
+
+class TreeTest(unittest.TestCase):
+    """tree.sh on a fake two-file "kernel", so it runs in a second."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        t = self.tmp.name
+        src = os.path.join(t, 'src', 'linux-source-x')
+        os.makedirs(os.path.join(src, 'fs'))
+        with open(os.path.join(src, 'fs', 'a.c'), 'w') as f:
+            f.write('int a = 1;\n')
+        with open(os.path.join(src, 'fs', 'b.c'), 'w') as f:
+            f.write('int b = 1;\n')
+        sh('tar -C %s/src -cJf %s/linux.tar.xz linux-source-x' % (t, t), check=True)
+        self.proj = os.path.join(t, 'proj')
+        os.makedirs(os.path.join(self.proj, 'patches'))
+        os.makedirs(os.path.join(self.proj, 'kunit-tests', 'fs'))
+        os.makedirs(os.path.join(self.proj, 'harness'))
+        os.symlink(os.path.join(TOP, 'harness', 'tree.sh'),
+                   os.path.join(self.proj, 'harness', 'tree.sh'))
+        self.patch('0001-a.patch', 'a.c', 'int a = 1;', 'int a = 2;')
+        with open(os.path.join(self.proj, 'patches', 'series'), 'w') as f:
+            f.write('0001-a.patch\n')
+        with open(os.path.join(self.proj, 'kunit-tests', 'fs', 'a_test.c'), 'w') as f:
+            f.write('/* test */\n')
+        self.env = dict(os.environ, WORKDIR=os.path.join(t, 'work'),
+                        KERNEL_TARBALL=os.path.join(t, 'linux.tar.xz'),
+                        KERNEL_PACKAGE='linux-source-x', EXTRA_PATCHES='')
+        self.tree = os.path.join(t, 'work', 'linux-source-x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def patch(self, name, path, old, new, where='patches'):
+        p = os.path.join(self.proj, where, name) if where else name
+        with open(p, 'w') as f:
+            f.write('Subject: test\n\ndiff --git a/fs/%s b/fs/%s\n--- a/fs/%s\n+++ b/fs/%s\n'
+                    '@@ -1 +1 @@\n-%s\n+%s\n' % (path, path, path, path, old, new))
+        return p
+
+    def sync(self, extra=''):
+        env = dict(self.env, EXTRA_PATCHES=extra)
+        # Run as the symlink so that tree.sh finds the fake project.
+        return subprocess.run([os.path.join(self.proj, 'harness', 'tree.sh'), 'sync'],
+                              env=env, text=True, capture_output=True)
+
+    def read(self, path):
+        with open(os.path.join(self.tree, path)) as f:
+            return f.read()
+
+    def test_series_and_tests_are_applied(self):
+        r = self.sync()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertEqual(self.read('fs/a_test.c'), '/* test */\n')
+
+    def test_patch_that_does_not_apply_names_itself_and_touches_nothing(self):
+        self.assertEqual(self.sync().returncode, 0)
+        before = os.stat(os.path.join(self.tree, 'fs/b.c')).st_mtime_ns
+        bad = self.patch(os.path.join(self.tmp.name, 'bad.patch'), 'b.c', 'int b = 9;', 'x',
+                         where=None)
+        r = self.sync(bad)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('bad.patch does not apply to linux-source-x', r.stderr)
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
+        self.assertEqual(os.stat(os.path.join(self.tree, 'fs/b.c')).st_mtime_ns, before)
+
+    def test_extra_patch_then_restore_is_exact(self):
+        self.assertEqual(self.sync().returncode, 0)
+        extra = self.patch(os.path.join(self.tmp.name, 'x.patch'), 'b.c', 'int b = 1;',
+                           'int b = 3;', where=None)
+        self.assertEqual(self.sync(extra).returncode, 0)
+        self.assertEqual(self.read('fs/b.c'), 'int b = 3;\n')
+        self.assertEqual(self.sync().returncode, 0)
+        self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
+
+    def test_unchanged_inputs_touch_no_file(self):
+        self.assertEqual(self.sync().returncode, 0)
+        path = os.path.join(self.tree, 'fs/a.c')
+        os.utime(path, ns=(1, 1))
+        self.assertEqual(self.sync().returncode, 0)
+        self.assertEqual(os.stat(path).st_mtime_ns, 1)
+
+    def test_half_patched_tree_is_repaired(self):
+        self.assertEqual(self.sync().returncode, 0)
+        with open(os.path.join(self.tree, 'fs/a.c'), 'w') as f:
+            f.write('int a = 2; /* half-written\n')
+        with open(os.path.join(self.tree, 'fs/a.c.rej'), 'w') as f:
+            f.write('leftover\n')
+        open(os.path.join(self.tree, '.git', 'index.lock'), 'w').close()
+        self.assertEqual(self.sync().returncode, 0)
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertFalse(os.path.exists(os.path.join(self.tree, 'fs/a.c.rej')))
+
+
+class FilterTest(unittest.TestCase):
+    """Needs the kernel that make run built; skipped without one."""
+
+    def test_filter_matching_nothing_is_an_error(self):
+        build = os.environ.get('BUILD_DIR') or os.path.join(
+            os.environ.get('WORKDIR') or '/var/tmp/fs-kunit', 'build')
+        if not os.path.exists(os.path.join(build, '.fs-kunit-cases')):
+            self.skipTest('no kernel built yet: make run first')
+        with tempfile.TemporaryDirectory() as results:
+            r = subprocess.run([sys.executable, os.path.join(TOP, 'harness', 'run.py')],
+                               env=dict(os.environ, FILTER='no_such_suite*', RESULTS=results),
+                               text=True, capture_output=True)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn('FILTER=no_such_suite* matches none', r.stderr)
+
+
+if __name__ == '__main__':
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    skipped = len(result.skipped)
+    print('%d passed, %d failed, %d skipped' % (result.testsRun - failed - skipped, failed,
+                                                skipped))
+    sys.exit(1 if failed else 0)
