@@ -53,10 +53,11 @@ def header(path):
 
 
 def judge(cases, expect):
-    """(verdict, detail) for one patch's cases against its Expect-fail globs."""
+    """(verdict, detail, how many named cases) for one patch's cases against
+    its Expect-fail globs."""
     unmatched = [g for g in expect if not any(fnmatch.fnmatchcase(c['name'], g) for c in cases)]
     if unmatched:
-        return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched)
+        return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched), 0
     named = [c for c in cases if any(fnmatch.fnmatchcase(c['name'], g) for g in expect)]
     others = [c for c in cases if c not in named]
     bad = (ktap.FAIL, ktap.ERROR)
@@ -65,12 +66,13 @@ def judge(cases, expect):
     noisy = [c['name'] for c in others if c['status'] in bad]
     caught = ', '.join(c['name'] for c in named if c['status'] in bad)
     if passed:
-        return 'MISSED', 'still passing: ' + ', '.join(passed)
+        return 'MISSED', 'still passing: ' + ', '.join(passed), len(named)
     if crashed:
-        return 'caught (crash)', caught + '; crashed or never reported: ' + ', '.join(crashed)
+        return ('caught (crash)', caught + '; crashed or never reported: ' + ', '.join(crashed),
+                len(named))
     if noisy:
-        return 'NOISY', 'also failed: ' + ', '.join(noisy)
-    return 'caught', caught
+        return 'NOISY', 'also failed: ' + ', '.join(noisy), len(named)
+    return 'caught', caught, len(named)
 
 
 def run_one(patch, suites, expect):
@@ -94,11 +96,11 @@ def run_one(patch, suites, expect):
     if rc == 2:
         with open(os.path.join(out, 'run.log')) as f:
             why = [line.strip() for line in f if 'error:' in line][-1:]
-        return 'ERROR', (why[0] if why else 'run failed') + ' (log: %s/run.log)' % out, seconds
+        return 'ERROR', (why[0] if why else 'run failed') + ' (log: %s/run.log)' % out, seconds, 0
     with open(os.path.join(out, 'cases.json')) as f:
         cases = json.load(f)
-    verdict, detail = judge(cases, expect)
-    return verdict, detail, seconds
+    verdict, detail, named = judge(cases, expect)
+    return verdict, detail, seconds, named
 
 
 def main():
@@ -114,14 +116,13 @@ def main():
             rel = os.path.relpath(patch, TOP)
             suites, expect = header(patch)
             if not expect:
-                verdict, detail, seconds = 'ERROR', 'no Expect-fail: line in the header', 0.0
+                verdict, detail, seconds, named = 'ERROR', 'no Expect-fail: line in the header', 0.0, 0
             else:
                 print('regressions: %s ...' % rel, flush=True)
-                verdict, detail, seconds = run_one(patch, suites, expect)
+                verdict, detail, seconds, named = run_one(patch, suites, expect)
             failed += not verdict.startswith('caught')
             rows.append((rel, verdict, seconds, detail))
-            shown = detail if not verdict.startswith('caught') else \
-                '%d named cases failed' % (detail.split(';')[0].count(',') + 1)
+            shown = '%d named cases failed' % named if verdict.startswith('caught') else detail
             print('regressions: %s: %s in %.0f s: %s' % (rel, verdict, seconds, shown), flush=True)
     finally:
         # Leave the tree as make run expects it: series only.

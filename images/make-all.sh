@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Make every test image with the real mkfs tools and write its C table
 # beside the test that uses it.  With --check, write nothing: compare what
-# the tools make today with what is committed (1 passed or 1 failed each).
+# the tools make today with what is committed (a pass or a fail per header).
 #
 # usage: make-all.sh [--check] KUNIT_TESTS_DIR
 set -eu
@@ -14,20 +14,31 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 
-# script  C symbol  header beside its test
-while read -r script sym header; do
-	"$here/$script" "$tmp/$sym.img" >/dev/null
-	/usr/bin/python3 "$here/bin2c.py" "$tmp/$sym.img" "$sym" "images/$script" > "$tmp/$sym.h"
+emit() {  # emit HEADER HOW SYM=IMAGE[@BASE]...
+	header=$1 how=$2
+	shift 2
+	/usr/bin/python3 "$here/bin2c.py" "$how" "$@" > "$tmp/out.h"
 	if [ -z "$check" ]; then
-		cp "$tmp/$sym.h" "$dest/$header"
+		cp "$tmp/out.h" "$dest/$header"
 		echo "images: wrote $dest/$header"
-	elif cmp -s "$tmp/$sym.h" "$dest/$header"; then
+	elif cmp -s "$tmp/out.h" "$dest/$header"; then
 		passed=$((passed + 1))
 	else
-		echo "images: $dest/$header differs from what images/$script makes now"
+		echo "images: $dest/$header differs from what images/ makes now"
 		failed=$((failed + 1))
 	fi
-done <<LIST
-make-ext4-quota.sh dquot_kunit_image fs/quota/dquot_kunit_image.h
-LIST
+}
+
+"$here/make-ext4-quota.sh" "$tmp/dquot.img" >/dev/null
+emit fs/quota/dquot_kunit_image.h images/make-ext4-quota.sh dquot_kunit_image="$tmp/dquot.img"
+
+set --
+for v in valid write-rev read-rev ro-partition root-unreadable no-fileset; do
+	"$here/make-udf.sh" "$v" "$tmp/udf-$v.img"
+	sym=udf_kunit_$(echo "$v" | tr - _)
+	[ "$v" = valid ] && set -- "$sym=$tmp/udf-$v.img" ||
+		set -- "$@" "$sym=$tmp/udf-$v.img@udf_kunit_valid"
+done
+emit fs/udf/super_kunit_images.h "images/make-udf.sh VARIANT" "$@"
+
 [ -z "$check" ] || { echo "$passed passed, $failed failed, 0 skipped"; [ "$failed" = 0 ]; }

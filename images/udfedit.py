@@ -6,6 +6,9 @@ kernel reads the edited value instead of rejecting the descriptor.
 
 usage: udfedit.py IMAGE EDIT
   read-rev=0xNNNN   LVID implementation use: minUDFReadRev
+  write-rev=0xNNNN  LVID implementation use: minUDFWriteRev (mkudffs refuses
+                    revisions above 2.01 for hard disks, so this is an edit)
+  access-type=N     Partition Descriptor accessType (1: read-only)
   root-unreadable   FSD rootDirectoryICB -> a zero block inside the partition
   no-fileset        FSD tag identifier -> 0xFFFF: no File Set Descriptor
   show              print what the edits look at
@@ -64,10 +67,16 @@ def lvid_impuse(img, lvid):
 def main():
     path, edit = sys.argv[1], sys.argv[2]
     img = bytearray(open(path, 'rb').read())
-    if edit.startswith('read-rev='):
+    if edit.startswith(('read-rev=', 'write-rev=')):
+        field = 40 if edit.startswith('read') else 42
         for lvid in find(img, TAG_LVID):
-            struct.pack_into('<H', img, lvid_impuse(img, lvid) + 40, int(edit[9:], 0))
+            struct.pack_into('<H', img, lvid_impuse(img, lvid) + field,
+                             int(edit.split('=')[1], 0))
             retag(img, lvid)
+    elif edit.startswith('access-type='):
+        for pd in find(img, TAG_PD):
+            struct.pack_into('<I', img, pd + 184, int(edit.split('=')[1], 0))
+            retag(img, pd)
     elif edit == 'root-unreadable':
         start, length = partition(img)
         zero = next(b for b in range(length - 1, 0, -1)

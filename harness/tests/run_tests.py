@@ -81,6 +81,30 @@ class KtapTest(unittest.TestCase):
         self.assertFalse(ktap.glob_match('udf*', 'quota_dquot.dqget_x'))
 
 
+class JudgeTest(unittest.TestCase):
+    """The verdicts of the regression proof."""
+
+    def judge(self, statuses, expect):
+        import regressions
+        cases = [{'name': n, 'status': st} for n, st in statuses.items()]
+        return regressions.judge(cases, expect)[0]
+
+    def test_caught_when_named_fail_and_others_pass(self):
+        self.assertEqual(self.judge({'s.a, x': 'FAIL', 's.b': 'PASS'}, ['s.a*']), 'caught')
+
+    def test_missed_when_a_named_case_passes(self):
+        self.assertEqual(self.judge({'s.a.1': 'FAIL', 's.a.2': 'PASS'}, ['s.a.*']), 'MISSED')
+
+    def test_noisy_when_others_fail_too(self):
+        self.assertEqual(self.judge({'s.a': 'FAIL', 's.b': 'FAIL'}, ['s.a']), 'NOISY')
+
+    def test_crash_is_caught_but_said(self):
+        self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR'}, ['s.a']), 'caught (crash)')
+
+    def test_a_glob_that_names_nothing_is_an_error(self):
+        self.assertEqual(self.judge({'s.a': 'FAIL'}, ['s.typo']), 'ERROR')
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, text=True, capture_output=True, **kw)
 

@@ -19,6 +19,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/quotaops.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #define FS_KUNIT_DEV		MKDEV(RAMDISK_MAJOR, 0)
@@ -46,6 +47,18 @@ static struct file *fs_kunit_open_device(blk_mode_t mode)
 	return file;
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_kvfree, kvfree, const void *);
+
+/* Device-sized buffers are too big for kunit_kzalloc(). */
+static void *fs_kunit_kvzalloc(struct kunit *test, size_t size)
+{
+	void *buf = kvzalloc(size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_kvfree, buf), 0);
+	return buf;
+}
+
 static int fs_kunit_make_node(void)
 {
 	struct dentry *dentry;
@@ -63,6 +76,22 @@ static int fs_kunit_make_node(void)
 	return err;
 }
 
+static ssize_t fs_kunit_write_runs(struct file *file, const struct fs_kunit_image *image)
+{
+	unsigned int i;
+	ssize_t ret = 0;
+
+	if (image->base)
+		ret = fs_kunit_write_runs(file, image->base);
+	for (i = 0; !ret && i < image->nr_runs; i++) {
+		loff_t pos = image->runs[i].offset;
+
+		ret = kernel_write(file, image->runs[i].data, image->runs[i].len, &pos);
+		ret = ret < 0 ? ret : (ret == image->runs[i].len ? 0 : -EIO);
+	}
+	return ret;
+}
+
 /**
  * fs_kunit_write_image() - make the RAM disk hold exactly @image
  * @test: the test
@@ -73,7 +102,6 @@ static int fs_kunit_make_node(void)
 int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
 {
 	struct file *file;
-	unsigned int i;
 	loff_t pos = 0, size;
 	void *zero;
 	ssize_t ret = 0;
@@ -89,11 +117,8 @@ int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
 		ret = kernel_write(file, zero, min_t(loff_t, PAGE_SIZE, size - pos), &pos);
 		ret = ret < 0 ? ret : 0;
 	}
-	for (i = 0; !ret && i < image->nr_runs; i++) {
-		pos = image->runs[i].offset;
-		ret = kernel_write(file, image->runs[i].data, image->runs[i].len, &pos);
-		ret = ret < 0 ? ret : (ret == image->runs[i].len ? 0 : -EIO);
-	}
+	if (!ret)
+		ret = fs_kunit_write_runs(file, image);
 	if (!ret)
 		ret = sync_blockdev(file_bdev(file));
 	kfree(zero);
@@ -108,8 +133,8 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_write_image);
  * @test: the test; the buffer is freed with it
  * @size: how many bytes
  *
- * Waits until no filesystem holds the device, so that everything it wrote is
- * there.  Asserts on failure.
+ * Reads through the block device's page cache, which a mounted filesystem
+ * writes through too, so it may be called while mounted.  Asserts on failure.
  */
 u8 *fs_kunit_read_device(struct kunit *test, u32 size)
 {
@@ -118,16 +143,46 @@ u8 *fs_kunit_read_device(struct kunit *test, u32 size)
 	ssize_t ret;
 	u8 *buf;
 
-	buf = kunit_kzalloc(test, size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	file = fs_kunit_open_device(BLK_OPEN_READ);
+	buf = fs_kunit_kvzalloc(test, size);
+	file = bdev_file_open_by_dev(FS_KUNIT_DEV, BLK_OPEN_READ, NULL, NULL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
 	ret = kernel_read(file, buf, size, &pos);
-	bdev_fput(file);
+	fput(file);
 	KUNIT_ASSERT_EQ(test, ret, (ssize_t)size);
 	return buf;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_read_device);
+
+static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
+{
+	unsigned int i;
+
+	if (image->base)
+		fs_kunit_apply_runs(buf, image->base);
+	for (i = 0; i < image->nr_runs; i++)
+		memcpy(buf + image->runs[i].offset, image->runs[i].data, image->runs[i].len);
+}
+
+/**
+ * fs_kunit_first_change() - where the RAM disk no longer holds @image
+ * @test: the test
+ * @image: the image that was written
+ *
+ * Return: the offset of the first byte that differs, or -1 if none does.
+ */
+s64 fs_kunit_first_change(struct kunit *test, const struct fs_kunit_image *image)
+{
+	u8 *want = fs_kunit_kvzalloc(test, image->size);
+	u8 *have = fs_kunit_read_device(test, image->size);
+	u32 i;
+
+	fs_kunit_apply_runs(want, image);
+	for (i = 0; i < image->size; i++)
+		if (want[i] != have[i])
+			return i;
+	return -1;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_first_change);
 
 static void fs_kunit_unmount_action(void *data)
 {

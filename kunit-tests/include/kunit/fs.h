@@ -27,8 +27,12 @@ struct fs_kunit_run {
 
 #define FS_KUNIT_RUN(off, array) { .offset = (off), .len = sizeof(array), .data = (array) }
 
-/* A filesystem image: every byte not covered by a run is zero. */
+/*
+ * A filesystem image: every byte not covered by a run is zero, or, with a
+ * @base, the base image's byte (a variant made by editing a few bytes).
+ */
 struct fs_kunit_image {
+	const struct fs_kunit_image *base;
 	u32 size;
 	const struct fs_kunit_run *runs;
 	unsigned int nr_runs;
@@ -36,6 +40,7 @@ struct fs_kunit_image {
 
 int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image);
 u8 *fs_kunit_read_device(struct kunit *test, u32 size);
+s64 fs_kunit_first_change(struct kunit *test, const struct fs_kunit_image *image);
 int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 		       const struct fs_kunit_image *image, int flags,
 		       const char *options, struct vfsmount **mnt);
