@@ -5,8 +5,11 @@
 Each patch under regressions/ brings one bug back.  Its header says which
 suites to run and which cases must fail:
 
-    Suites: quota_dquot
+    Suites: quota_dquot                       (one kunit filter glob)
     Expect-fail: quota_dquot.dqget_returns_acquire_error.*
+    May-fail: ...    cases whose result is a mere consequence of the bug
+                     (e.g. a rerun after an operation wrongly succeeded);
+                     neither required to fail nor counted as noise
 
 For each patch this applies it with run.py's EXTRA_PATCHES (an incremental
 rebuild), runs only those suites, and judges:
@@ -39,7 +42,7 @@ RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
 
 
 def header(path):
-    suites, expect = [], []
+    suites, expect, may = [], [], []
     with open(path) as f:
         for line in f:
             if line.startswith('diff --git'):
@@ -49,17 +52,20 @@ def header(path):
                 suites += value.split()
             elif key == 'Expect-fail':
                 expect.append(value.strip())
-    return suites, expect
+            elif key == 'May-fail':
+                may.append(value.strip())
+    return suites, expect, may
 
 
-def judge(cases, expect):
+def judge(cases, expect, may=()):
     """(verdict, detail, how many named cases) for one patch's cases against
     its Expect-fail globs."""
     unmatched = [g for g in expect if not any(fnmatch.fnmatchcase(c['name'], g) for c in cases)]
     if unmatched:
         return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched), 0
     named = [c for c in cases if any(fnmatch.fnmatchcase(c['name'], g) for g in expect)]
-    others = [c for c in cases if c not in named]
+    others = [c for c in cases if c not in named
+              and not any(fnmatch.fnmatchcase(c['name'], g) for g in may)]
     bad = (ktap.FAIL, ktap.ERROR)
     passed = [c['name'] for c in named if c['status'] not in bad]
     crashed = [c['name'] for c in cases if c['status'] == ktap.ERROR]
@@ -75,7 +81,7 @@ def judge(cases, expect):
     return 'caught', caught, len(named)
 
 
-def run_one(patch, suites, expect):
+def run_one(patch, suites, expect, may):
     name = os.path.relpath(patch, os.path.join(TOP, 'regressions'))[:-len('.patch')]
     out = os.path.join(RESULTS, 'regressions', name)
     os.makedirs(out, exist_ok=True)
@@ -99,7 +105,7 @@ def run_one(patch, suites, expect):
         return 'ERROR', (why[0] if why else 'run failed') + ' (log: %s/run.log)' % out, seconds, 0
     with open(os.path.join(out, 'cases.json')) as f:
         cases = json.load(f)
-    verdict, detail, named = judge(cases, expect)
+    verdict, detail, named = judge(cases, expect, may)
     return verdict, detail, seconds, named
 
 
@@ -114,12 +120,12 @@ def main():
     try:
         for patch in patches:
             rel = os.path.relpath(patch, TOP)
-            suites, expect = header(patch)
+            suites, expect, may = header(patch)
             if not expect:
                 verdict, detail, seconds, named = 'ERROR', 'no Expect-fail: line in the header', 0.0, 0
             else:
                 print('regressions: %s ...' % rel, flush=True)
-                verdict, detail, seconds, named = run_one(patch, suites, expect)
+                verdict, detail, seconds, named = run_one(patch, suites, expect, may)
             failed += not verdict.startswith('caught')
             rows.append((rel, verdict, seconds, detail))
             shown = '%d named cases failed' % named if verdict.startswith('caught') else detail

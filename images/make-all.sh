@@ -41,4 +41,11 @@ for v in valid write-rev read-rev ro-partition root-unreadable no-fileset; do
 done
 emit fs/udf/super_kunit_images.h "images/make-udf.sh VARIANT" "$@"
 
+for t in ext4 ext3 ext2; do
+	"$here/make-ext.sh" "$t" "$tmp/$t.img" >/dev/null
+done
+emit fs/ext4/namei_kunit_images.h "images/make-ext.sh ext4|ext3" \
+	ext4_kunit_image="$tmp/ext4.img" ext3_kunit_image="$tmp/ext3.img"
+emit fs/ext2/namei_kunit_images.h "images/make-ext.sh ext2" ext2_kunit_image="$tmp/ext2.img"
+
 [ -z "$check" ] || { echo "$passed passed, $failed failed, 0 skipped"; [ "$failed" = 0 ]; }

@@ -84,10 +84,10 @@ class KtapTest(unittest.TestCase):
 class JudgeTest(unittest.TestCase):
     """The verdicts of the regression proof."""
 
-    def judge(self, statuses, expect):
+    def judge(self, statuses, expect, may=()):
         import regressions
         cases = [{'name': n, 'status': st} for n, st in statuses.items()]
-        return regressions.judge(cases, expect)[0]
+        return regressions.judge(cases, expect, may)[0]
 
     def test_caught_when_named_fail_and_others_pass(self):
         self.assertEqual(self.judge({'s.a, x': 'FAIL', 's.b': 'PASS'}, ['s.a*']), 'caught')
@@ -97,6 +97,10 @@ class JudgeTest(unittest.TestCase):
 
     def test_noisy_when_others_fail_too(self):
         self.assertEqual(self.judge({'s.a': 'FAIL', 's.b': 'FAIL'}, ['s.a']), 'NOISY')
+
+    def test_may_fail_is_neither_required_nor_noise(self):
+        self.assertEqual(self.judge({'s.a': 'FAIL', 's.b': 'FAIL', 's.c': 'PASS'}, ['s.a'],
+                                    ['s.b', 's.c']), 'caught')
 
     def test_crash_is_caught_but_said(self):
         self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR'}, ['s.a']), 'caught (crash)')

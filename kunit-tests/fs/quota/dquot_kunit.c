@@ -97,28 +97,13 @@ static struct dquot *inode_dquot(struct inode *inode, int type)
 	return rcu_access_pointer(inode->i_sb->s_op->get_dquots(inode)[type]);
 }
 
-/*
- * The only references left on the dquot of @qid must be the one /owned's
- * inode holds, if it holds it: any other is a leak.  A leaked reference is
- * dropped again, since unmount would wait for it forever and take every
- * later case down with it.
- */
+/* The only reference left on the dquot of @qid may be /owned's own. */
 static void expect_no_leaked_refs(struct kunit *test, struct kqid qid)
 {
 	struct dquot_kunit *ctx = test->priv;
-	struct dquot *held = inode_dquot(d_inode(ctx->owned), qid.type);
-	int expected = held && qid_eq(held->dq_id, qid);
-	struct dquot *dquot = dqget(ctx->sb, qid);
-	int refs;
+	struct inode *owned = d_inode(ctx->owned);
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
-	refs = atomic_read(&dquot->dq_count) - 1;	/* ours */
-	KUNIT_EXPECT_EQ_MSG(test, refs, expected, "references held on %s dquot %u",
-			    qid.type == USRQUOTA ? "user" : "group",
-			    from_kqid(&init_user_ns, qid));
-	while (refs-- > expected)
-		dqput(dquot);
-	dqput(dquot);
+	fs_kunit_expect_no_leaked_dquot_refs(test, ctx->sb, qid, &owned, 1);
 }
 
 static qsize_t dquot_inodes(struct kunit *test, struct kqid qid)
@@ -297,21 +282,8 @@ static void dquot_initialize_attaches_dquots(struct kunit *test)
 static int change_owner(struct kunit *test, int type)
 {
 	struct dquot_kunit *ctx = test->priv;
-	struct inode *inode = d_inode(ctx->owned);
-	struct iattr attr = { .ia_valid = ATTR_CTIME };
-	int err;
 
-	if (type == USRQUOTA) {
-		attr.ia_valid |= ATTR_UID;
-		attr.ia_vfsuid = VFSUIDT_INIT(make_kuid(&init_user_ns, OTHER_UID));
-	} else {
-		attr.ia_valid |= ATTR_GID;
-		attr.ia_vfsgid = VFSGIDT_INIT(make_kgid(&init_user_ns, OTHER_GID));
-	}
-	inode_lock(inode);
-	err = notify_change(&nop_mnt_idmap, ctx->owned, &attr, NULL);
-	inode_unlock(inode);
-	return err;
+	return fs_kunit_chown(ctx->owned, type, type == USRQUOTA ? OTHER_UID : OTHER_GID);
 }
 
 static void dquot_transfer_returns_acquire_error(struct kunit *test)

@@ -81,4 +81,77 @@ static inline void fs_kunit_quota_fail(struct fs_kunit_quota_stub *stub, int err
 	stub->id = id;
 }
 
+void fs_kunit_expect_no_leaked_dquot_refs(struct kunit *test, struct super_block *sb,
+					  struct kqid qid, struct inode *const *holders,
+					  int nr_holders);
+int fs_kunit_chown(struct dentry *dentry, int type, qid_t id);
+int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const char *file);
+
+/*
+ * The namespace fixture of the ext2/ext3/ext4 quota suites: every image made
+ * by images/make-ext.sh holds these, each with its own owner (uid 1101 + n,
+ * gid 2101 + n), so a stub failing one uid fails exactly one of an
+ * operation's dquot_initialize() calls.
+ */
+enum fs_kunit_obj {
+	FS_KUNIT_D1,		/* /d1: source directory */
+	FS_KUNIT_D2,		/* /d2: target directory */
+	FS_KUNIT_VICTIM,	/* /d1/victim: unlinked, linked, renamed */
+	FS_KUNIT_EMPTY,		/* /d1/empty: removed by rmdir */
+	FS_KUNIT_EXISTING,	/* /d2/existing: replaced or exchanged by rename */
+	FS_KUNIT_OWNED,		/* /owned: chown, chgrp */
+	FS_KUNIT_NR_OBJS,
+	FS_KUNIT_NEW = FS_KUNIT_NR_OBJS,	/* owner of new inodes (the caller) */
+	FS_KUNIT_TARGET,			/* chown/chgrp target */
+	FS_KUNIT_EVERY_ID,			/* the stub fails for every id */
+};
+
+#define FS_KUNIT_OBJ_UID(obj)	(1101 + (obj))
+#define FS_KUNIT_OBJ_GID(obj)	(2101 + (obj))
+
+enum fs_kunit_op {
+	FS_KUNIT_CREATE, FS_KUNIT_MKNOD, FS_KUNIT_MKDIR, FS_KUNIT_RMDIR, FS_KUNIT_UNLINK,
+	FS_KUNIT_SYMLINK_SHORT, FS_KUNIT_SYMLINK_LONG, FS_KUNIT_LINK, FS_KUNIT_RENAME,
+	FS_KUNIT_RENAME_ACROSS, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
+	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP,
+};
+
+/* One dquot_initialize() call of an operation, found by whose dquot fails. */
+struct fs_kunit_fault {
+	enum fs_kunit_op op;
+	const char *site;	/* e.g. "dir", "new inode" */
+	enum fs_kunit_obj owner;
+	int type;		/* whose dquot fails: USRQUOTA (uid) or GRPQUOTA (gid) */
+};
+
+/* A fault with the error the stub returns: the parameter of the ns cases. */
+struct fs_kunit_ns_param {
+	const struct fs_kunit_fault *fault;
+	int err;
+};
+
+/* What a suite gives the shared cases. */
+struct fs_kunit_ns_suite {
+	const char *fstype;
+	const struct fs_kunit_image *image;
+	const char *options;
+	bool quota_files;	/* quotaon aquota.user and aquota.group */
+};
+
+struct fs_kunit_ns {
+	struct super_block *sb;
+	struct vfsmount *mnt;
+	struct dentry *obj[FS_KUNIT_NR_OBJS];
+	struct fs_kunit_quota_stub *stub;
+};
+
+void fs_kunit_ns_params(const struct fs_kunit_fault *faults, int nr,
+			struct fs_kunit_ns_param *params);
+void fs_kunit_ns_param_desc(struct fs_kunit_ns_param *param, char *desc);
+int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite);
+int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op);
+void fs_kunit_ns_op_returns_error(struct kunit *test);
+void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test);
+void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
+
 #endif /* _KUNIT_FS_H */

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests that ext2 namespace and setattr operations return the error of
+ * dquot_initialize() and change nothing.
+ *
+ * Since commit c2edb305d684 ("ext2: Handle error from dquot_initalize()")
+ * every operation checks each of its dquot_initialize() calls.  The cases are
+ * shared with ext4 (fs/kunit_fs_ns.c); this file says which calls each ext2
+ * operation makes in 6.12, found by whose dquot fails.  ext2_unlink() (and
+ * so rmdir) initializes only the directory, ext2_tmpfile() only the new
+ * inode, and ext2 has no RENAME_EXCHANGE.
+ */
+#include <kunit/fs.h>
+#include <kunit/test.h>
+#include <linux/fs.h>
+
+#include "namei_kunit_images.h"
+
+#define EVERY(op)	{ op, "every id", FS_KUNIT_EVERY_ID }
+#define SITE(op, site, owner)	{ op, site, owner }
+#define CREATES(op)	EVERY(op), SITE(op, "dir", FS_KUNIT_D1), \
+			SITE(op, "new inode", FS_KUNIT_NEW)
+
+/* ext2_*() in namei.c and inode.c, ext2_new_inode() in ialloc.c. */
+static const struct fs_kunit_fault ext2_kunit_faults[] = {
+	CREATES(FS_KUNIT_CREATE), CREATES(FS_KUNIT_MKNOD), CREATES(FS_KUNIT_MKDIR),
+	CREATES(FS_KUNIT_SYMLINK_SHORT), CREATES(FS_KUNIT_SYMLINK_LONG),
+	/* A tmpfile adds no entry: ext2_tmpfile() leaves the dir's dquots alone. */
+	EVERY(FS_KUNIT_TMPFILE), SITE(FS_KUNIT_TMPFILE, "new inode", FS_KUNIT_NEW),
+	EVERY(FS_KUNIT_RMDIR), SITE(FS_KUNIT_RMDIR, "dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_UNLINK), SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_LINK), SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_RENAME), SITE(FS_KUNIT_RENAME, "old dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_RENAME_ACROSS), SITE(FS_KUNIT_RENAME_ACROSS, "old dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RENAME_ACROSS, "new dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_RENAME_REPLACE), SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RENAME_REPLACE, "new dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_CHOWN), SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED),
+	SITE(FS_KUNIT_CHOWN, "new owner", FS_KUNIT_TARGET),
+	EVERY(FS_KUNIT_CHGRP), SITE(FS_KUNIT_CHGRP, "inode", FS_KUNIT_OWNED),
+	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA },
+};
+
+static struct fs_kunit_ns_param ext2_kunit_params[2 * ARRAY_SIZE(ext2_kunit_faults)];
+
+KUNIT_ARRAY_PARAM(ext2_kunit_params, ext2_kunit_params, fs_kunit_ns_param_desc);
+
+static int ext2_kunit_suite_init(struct kunit_suite *suite)
+{
+	fs_kunit_ns_params(ext2_kunit_faults, ARRAY_SIZE(ext2_kunit_faults), ext2_kunit_params);
+	return 0;
+}
+
+static const struct fs_kunit_ns_suite ext2_kunit_ns = {
+	.fstype = "ext2", .image = &ext2_kunit_image, .options = "usrquota,grpquota",
+	.quota_files = true,
+};
+
+static int ext2_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &ext2_kunit_ns);
+}
+
+static struct kunit_case ext2_kunit_cases[] = {
+	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, ext2_kunit_params_gen_params),
+	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, ext2_kunit_params_gen_params),
+	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works,
+			 ext2_kunit_params_gen_params),
+	{}
+};
+
+static struct kunit_suite ext2_kunit_suite = {
+	.name = "ext2_dquot",
+	.suite_init = ext2_kunit_suite_init,
+	.init = ext2_kunit_init,
+	.test_cases = ext2_kunit_cases,
+};
+
+kunit_test_suite(ext2_kunit_suite);
+
+MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in ext2");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

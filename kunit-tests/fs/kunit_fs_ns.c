@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The namespace fixture of the ext2/ext3/ext4 quota suites: run one
+ * namespace or setattr operation on a mounted image while ->acquire_dquot()
+ * fails, and check that the operation returns the error and changes nothing.
+ *
+ * The suites only say which image to mount and which dquot_initialize()
+ * calls each operation makes (struct fs_kunit_fault); the cases are here, so
+ * the three filesystems are held to exactly the same standard.
+ */
+#include <kunit/fs.h>
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <kunit/visibility.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/quotaops.h>
+#include <linux/statfs.h>
+
+static const char *const fs_kunit_op_names[] = {
+	[FS_KUNIT_CREATE] = "create", [FS_KUNIT_MKNOD] = "mknod", [FS_KUNIT_MKDIR] = "mkdir",
+	[FS_KUNIT_RMDIR] = "rmdir", [FS_KUNIT_UNLINK] = "unlink",
+	[FS_KUNIT_SYMLINK_SHORT] = "symlink (fast)", [FS_KUNIT_SYMLINK_LONG] = "symlink (block)",
+	[FS_KUNIT_LINK] = "link", [FS_KUNIT_RENAME] = "rename to a new name",
+	[FS_KUNIT_RENAME_ACROSS] = "rename across directories",
+	[FS_KUNIT_RENAME_REPLACE] = "rename onto an existing file",
+	[FS_KUNIT_RENAME_EXCHANGE] = "rename exchange", [FS_KUNIT_TMPFILE] = "tmpfile",
+	[FS_KUNIT_CHOWN] = "chown", [FS_KUNIT_CHGRP] = "chgrp",
+};
+
+static const char *const fs_kunit_obj_paths[FS_KUNIT_NR_OBJS] = {
+	[FS_KUNIT_D1] = "d1", [FS_KUNIT_D2] = "d2", [FS_KUNIT_VICTIM] = "d1/victim",
+	[FS_KUNIT_EMPTY] = "d1/empty", [FS_KUNIT_EXISTING] = "d2/existing",
+	[FS_KUNIT_OWNED] = "owned",
+};
+
+/* Every name an operation can add or remove. */
+static const struct {
+	enum fs_kunit_obj dir;
+	const char *name;
+} fs_kunit_names[] = {
+	{ FS_KUNIT_D1, "victim" }, { FS_KUNIT_D1, "empty" }, { FS_KUNIT_D1, "new" },
+	{ FS_KUNIT_D1, "moved" }, { FS_KUNIT_D2, "existing" }, { FS_KUNIT_D2, "moved" },
+	{ FS_KUNIT_D2, "linked" },
+};
+
+/* Longer than the 60 bytes of i_block, so the target needs a block. */
+static const char fs_kunit_long_target[] =
+	"a-symlink-target-long-enough-not-to-fit-in-the-inode/a-symlink-target-long-enough";
+
+/**
+ * fs_kunit_chown() - chown(2) or chgrp(2) @dentry to @id, through notify_change()
+ * @dentry: the file
+ * @type: USRQUOTA for the owner, GRPQUOTA for the group
+ * @id: the new uid or gid
+ */
+int fs_kunit_chown(struct dentry *dentry, int type, qid_t id)
+{
+	struct inode *inode = d_inode(dentry);
+	struct iattr attr = { .ia_valid = ATTR_CTIME };
+	int err;
+
+	if (type == USRQUOTA) {
+		attr.ia_valid |= ATTR_UID;
+		attr.ia_vfsuid = VFSUIDT_INIT(make_kuid(&init_user_ns, id));
+	} else {
+		attr.ia_valid |= ATTR_GID;
+		attr.ia_vfsgid = VFSGIDT_INIT(make_kgid(&init_user_ns, id));
+	}
+	inode_lock(inode);
+	err = notify_change(&nop_mnt_idmap, dentry, &attr, NULL);
+	inode_unlock(inode);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_chown);
+
+/**
+ * fs_kunit_expect_no_leaked_dquot_refs() - the dquot of @qid is referenced by
+ * the inodes in @holders that point at it, and by nothing else
+ * @test: the test
+ * @sb: the superblock
+ * @qid: the dquot
+ * @holders: inodes that may legitimately hold it
+ * @nr_holders: how many
+ *
+ * A surplus reference is a leak: it fails the test and is dropped again,
+ * since unmount would otherwise wait for it forever and take every later
+ * case down with it.
+ */
+void fs_kunit_expect_no_leaked_dquot_refs(struct kunit *test, struct super_block *sb,
+					  struct kqid qid, struct inode *const *holders,
+					  int nr_holders)
+{
+	struct dquot *dquot = dqget(sb, qid);
+	int expected = 0, refs, i;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
+	for (i = 0; i < nr_holders; i++) {
+		struct dquot *held = rcu_access_pointer(
+			sb->s_op->get_dquots(holders[i])[qid.type]);
+
+		expected += held == dquot;
+	}
+	refs = atomic_read(&dquot->dq_count) - 1;	/* ours */
+	KUNIT_EXPECT_EQ_MSG(test, refs, expected, "references held on %s dquot %u",
+			    qid.type == USRQUOTA ? "user" : "group",
+			    from_kqid(&init_user_ns, qid));
+	while (refs-- > expected)
+		dqput(dquot);
+	dqput(dquot);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_expect_no_leaked_dquot_refs);
+
+/**
+ * fs_kunit_quota_on() - quotaon(8) of @file, a quota file in vfsv1 format
+ */
+int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const char *file)
+{
+	struct super_block *sb = mnt->mnt_sb;
+	struct path path;
+	int err;
+
+	err = vfs_path_lookup(mnt->mnt_root, mnt, file, 0, &path);
+	if (err)
+		return err;
+	/* Q_QUOTAON holds s_umount exclusively, as quotactl_block() does. */
+	down_write(&sb->s_umount);
+	err = sb->s_qcop->quota_on(sb, type, QFMT_VFS_V1, &path);
+	up_write(&sb->s_umount);
+	path_put(&path);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_quota_on);
+
+/**
+ * fs_kunit_ns_params() - every fault with -EIO and with -ENOSPC
+ * @faults: the suite's table
+ * @nr: its length
+ * @params: 2 * @nr parameters, filled here
+ */
+void fs_kunit_ns_params(const struct fs_kunit_fault *faults, int nr,
+			struct fs_kunit_ns_param *params)
+{
+	int i;
+
+	for (i = 0; i < 2 * nr; i++) {
+		params[i].fault = &faults[i / 2];
+		params[i].err = i % 2 ? -ENOSPC : -EIO;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_params);
+
+/* Not const: the tables are filled by suite_init, and KUNIT_ARRAY_PARAM wants their type. */
+void fs_kunit_ns_param_desc(struct fs_kunit_ns_param *param, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s %s", fs_kunit_op_names[param->fault->op],
+		 param->fault->site, param->err == -EIO ? "EIO" : "ENOSPC");
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_param_desc);
+
+KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_dput_action, dput, struct dentry *);
+
+/*
+ * Quota files made for an image own nothing: give every id the operations
+ * touch an entry (a limit) now, so that no operation under test allocates a
+ * quota file block to create one.  Then turn quota off and on again, which
+ * empties the dquot cache, so that every dquot is acquired again, through
+ * the stub, by the operations.
+ */
+static void fs_kunit_ns_prime_quota_files(struct kunit *test, struct fs_kunit_ns *ns)
+{
+	struct super_block *sb = ns->sb;
+	int obj, type;
+
+	for (type = USRQUOTA; type <= GRPQUOTA; type++) {
+		KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, type,
+							type == USRQUOTA ? "aquota.user" :
+									   "aquota.group"), 0);
+		for (obj = 0; obj < FS_KUNIT_EVERY_ID; obj++) {
+			struct qc_dqblk di = { .d_fieldmask = QC_INO_SOFT,
+					       .d_ino_softlimit = 1000000 };
+			struct kqid qid = type == USRQUOTA ?
+				make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj))) :
+				make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj)));
+
+			KUNIT_ASSERT_EQ(test, dquot_set_dqblk(sb, qid, &di), 0);
+		}
+		down_write(&sb->s_umount);
+		KUNIT_ASSERT_EQ(test, sb->s_qcop->quota_off(sb, type), 0);
+		up_write(&sb->s_umount);
+		KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, type,
+							type == USRQUOTA ? "aquota.user" :
+									   "aquota.group"), 0);
+	}
+}
+
+/**
+ * fs_kunit_ns_init() - suite init: mount the image with quota on, find the
+ * objects, stub ->acquire_dquot()
+ */
+int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
+{
+	struct fs_kunit_ns *ns;
+	int i;
+
+	ns = kunit_kzalloc(test, sizeof(*ns), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ns);
+	ns->mnt = fs_kunit_mount(test, suite->fstype, suite->image, 0, suite->options);
+	ns->sb = ns->mnt->mnt_sb;
+	if (suite->quota_files)
+		fs_kunit_ns_prime_quota_files(test, ns);
+	KUNIT_ASSERT_TRUE(test, sb_has_quota_active(ns->sb, USRQUOTA));
+	KUNIT_ASSERT_TRUE(test, sb_has_quota_active(ns->sb, GRPQUOTA));
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
+		struct path path;
+
+		KUNIT_ASSERT_EQ_MSG(test, vfs_path_lookup(ns->mnt->mnt_root, ns->mnt,
+							  fs_kunit_obj_paths[i], 0, &path), 0,
+				    "/%s is not in the image", fs_kunit_obj_paths[i]);
+		ns->obj[i] = dget(path.dentry);
+		path_put(&path);
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_dput_action,
+								ns->obj[i]), 0);
+		KUNIT_ASSERT_EQ(test, i_uid_read(d_inode(ns->obj[i])), FS_KUNIT_OBJ_UID(i));
+	}
+	ns->stub = fs_kunit_stub_acquire_dquot(test, ns->sb);
+	test->priv = ns;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_init);
+
+static int fs_kunit_in_dir(struct fs_kunit_ns *ns, enum fs_kunit_op op)
+{
+	struct mnt_idmap *idmap = &nop_mnt_idmap;
+	struct dentry *dir = ns->obj[op == FS_KUNIT_LINK ? FS_KUNIT_D2 : FS_KUNIT_D1];
+	const char *name = op == FS_KUNIT_RMDIR ? "empty" : op == FS_KUNIT_UNLINK ? "victim" :
+			   op == FS_KUNIT_LINK ? "linked" : "new";
+	struct inode *di = d_inode(dir);
+	struct dentry *dentry;
+	int err;
+
+	inode_lock_nested(di, I_MUTEX_PARENT);
+	dentry = lookup_one_len(name, dir, strlen(name));
+	if (IS_ERR(dentry)) {
+		inode_unlock(di);
+		return PTR_ERR(dentry);
+	}
+	switch (op) {
+	case FS_KUNIT_CREATE:
+		err = vfs_create(idmap, di, dentry, S_IFREG | 0644, true);
+		break;
+	case FS_KUNIT_MKNOD:
+		err = vfs_mknod(idmap, di, dentry, S_IFIFO | 0644, 0);
+		break;
+	case FS_KUNIT_MKDIR:
+		err = vfs_mkdir(idmap, di, dentry, 0755);
+		break;
+	case FS_KUNIT_RMDIR:
+		err = vfs_rmdir(idmap, di, dentry);
+		break;
+	case FS_KUNIT_UNLINK:
+		err = vfs_unlink(idmap, di, dentry, NULL);
+		break;
+	case FS_KUNIT_SYMLINK_SHORT:
+		err = vfs_symlink(idmap, di, dentry, "victim");
+		break;
+	case FS_KUNIT_SYMLINK_LONG:
+		err = vfs_symlink(idmap, di, dentry, fs_kunit_long_target);
+		break;
+	default:
+		err = vfs_link(ns->obj[FS_KUNIT_VICTIM], idmap, di, dentry, NULL);
+		break;
+	}
+	dput(dentry);
+	inode_unlock(di);
+	return err;
+}
+
+/* d1/victim to d1/moved, d2/moved or onto d2/existing, or exchanged with it. */
+static int fs_kunit_rename(struct fs_kunit_ns *ns, enum fs_kunit_op op)
+{
+	struct dentry *odir = ns->obj[FS_KUNIT_D1];
+	struct dentry *ndir = ns->obj[op == FS_KUNIT_RENAME ? FS_KUNIT_D1 : FS_KUNIT_D2];
+	const char *nname = op == FS_KUNIT_RENAME_REPLACE || op == FS_KUNIT_RENAME_EXCHANGE ?
+			    "existing" : "moved";
+	struct renamedata rd = {
+		.old_mnt_idmap = &nop_mnt_idmap, .old_dir = d_inode(odir),
+		.new_mnt_idmap = &nop_mnt_idmap, .new_dir = d_inode(ndir),
+		.flags = op == FS_KUNIT_RENAME_EXCHANGE ? RENAME_EXCHANGE : 0,
+	};
+	struct dentry *trap;
+	int err;
+
+	trap = lock_rename(odir, ndir);
+	if (IS_ERR(trap))
+		return PTR_ERR(trap);
+	rd.old_dentry = lookup_one_len("victim", odir, strlen("victim"));
+	err = PTR_ERR_OR_ZERO(rd.old_dentry);
+	if (!err) {
+		rd.new_dentry = lookup_one_len(nname, ndir, strlen(nname));
+		err = PTR_ERR_OR_ZERO(rd.new_dentry);
+		if (!err) {
+			err = vfs_rename(&rd);
+			dput(rd.new_dentry);
+		}
+		dput(rd.old_dentry);
+	}
+	unlock_rename(odir, ndir);
+	return err;
+}
+
+static int fs_kunit_tmpfile(struct fs_kunit_ns *ns)
+{
+	struct path parent = { .mnt = ns->mnt, .dentry = ns->obj[FS_KUNIT_D1] };
+	struct file *file;
+
+	file = kernel_tmpfile_open(&nop_mnt_idmap, &parent, S_IFREG | 0600, O_RDWR,
+				   current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	/* A kernel thread's fput() is deferred; the inode must go now. */
+	__fput_sync(file);
+	return 0;
+}
+
+/**
+ * fs_kunit_ns_run() - run @op as the owner of new inodes (FS_KUNIT_NEW)
+ */
+int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	/* New inodes get an owner whose dquots nothing has cached yet. */
+	cred->fsuid = make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW));
+	cred->fsgid = make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
+	old = override_creds(cred);
+	switch (op) {
+	case FS_KUNIT_RENAME:
+	case FS_KUNIT_RENAME_ACROSS:
+	case FS_KUNIT_RENAME_REPLACE:
+	case FS_KUNIT_RENAME_EXCHANGE:
+		err = fs_kunit_rename(ns, op);
+		break;
+	case FS_KUNIT_TMPFILE:
+		err = fs_kunit_tmpfile(ns);
+		break;
+	case FS_KUNIT_CHOWN:
+		err = fs_kunit_chown(ns->obj[FS_KUNIT_OWNED], USRQUOTA,
+				     FS_KUNIT_OBJ_UID(FS_KUNIT_TARGET));
+		break;
+	case FS_KUNIT_CHGRP:
+		err = fs_kunit_chown(ns->obj[FS_KUNIT_OWNED], GRPQUOTA,
+				     FS_KUNIT_OBJ_GID(FS_KUNIT_TARGET));
+		break;
+	default:
+		err = fs_kunit_in_dir(ns, op);
+		break;
+	}
+	revert_creds(old);
+	put_cred(cred);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_run);
+
+static void fs_kunit_ns_arm(struct fs_kunit_ns *ns, const struct fs_kunit_ns_param *p)
+{
+	const struct fs_kunit_fault *f = p->fault;
+
+	if (f->owner == FS_KUNIT_EVERY_ID)
+		fs_kunit_quota_fail(ns->stub, p->err, -1, FS_KUNIT_ANY_ID);
+	else if (f->type == GRPQUOTA)
+		fs_kunit_quota_fail(ns->stub, p->err, GRPQUOTA, FS_KUNIT_OBJ_GID(f->owner));
+	else
+		fs_kunit_quota_fail(ns->stub, p->err, USRQUOTA, FS_KUNIT_OBJ_UID(f->owner));
+}
+
+/* The operation returns exactly the error of the failing dquot_initialize(). */
+void fs_kunit_ns_op_returns_error(struct kunit *test)
+{
+	const struct fs_kunit_ns_param *p = test->param_value;
+	struct fs_kunit_ns *ns = test->priv;
+
+	fs_kunit_ns_arm(ns, p);
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, p->fault->op), p->err);
+	KUNIT_EXPECT_GT_MSG(test, ns->stub->failed, 0, "the stub never failed: wrong site?");
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_returns_error);
+
+struct fs_kunit_ns_state {
+	unsigned long ino[ARRAY_SIZE(fs_kunit_names)];	/* 0: no such entry */
+	unsigned int nlink[FS_KUNIT_NR_OBJS];
+	uid_t uid;
+	gid_t gid;
+	u64 files_free;
+	u64 blocks_free;
+};
+
+static void fs_kunit_ns_snapshot(struct kunit *test, struct fs_kunit_ns_state *st)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct path root = { .mnt = ns->mnt, .dentry = ns->mnt->mnt_root };
+	struct kstatfs sfs;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++) {
+		const char *name = fs_kunit_names[i].name;
+		struct dentry *d = lookup_one_len_unlocked(name, ns->obj[fs_kunit_names[i].dir],
+							   strlen(name));
+
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
+		st->ino[i] = d_really_is_positive(d) ? d_inode(d)->i_ino : 0;
+		dput(d);
+	}
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
+		st->nlink[i] = d_inode(ns->obj[i])->i_nlink;
+	st->uid = i_uid_read(d_inode(ns->obj[FS_KUNIT_OWNED]));
+	st->gid = i_gid_read(d_inode(ns->obj[FS_KUNIT_OWNED]));
+	KUNIT_ASSERT_EQ(test, vfs_statfs(&root, &sfs), 0);
+	st->files_free = sfs.f_ffree;
+	st->blocks_free = sfs.f_bfree;
+}
+
+/*
+ * After the failure: no entry added or removed, link counts, ownership and
+ * free inodes and blocks as before, and no dquot reference kept.
+ */
+void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test)
+{
+	const struct fs_kunit_ns_param *p = test->param_value;
+	struct fs_kunit_ns *ns = test->priv;
+	struct fs_kunit_ns_state before, after;
+	struct inode *holders[FS_KUNIT_NR_OBJS + ARRAY_SIZE(fs_kunit_names)];
+	int i, obj, nr = 0;
+
+	fs_kunit_ns_snapshot(test, &before);
+	fs_kunit_ns_arm(ns, p);
+	fs_kunit_ns_run(test, p->fault->op);
+	fs_kunit_quota_fail(ns->stub, 0, -1, FS_KUNIT_ANY_ID);
+	fs_kunit_ns_snapshot(test, &after);
+	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++)
+		KUNIT_EXPECT_EQ_MSG(test, after.ino[i], before.ino[i], "entry %s/%s",
+				    fs_kunit_obj_paths[fs_kunit_names[i].dir],
+				    fs_kunit_names[i].name);
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, after.nlink[i], before.nlink[i], "link count of /%s",
+				    fs_kunit_obj_paths[i]);
+	KUNIT_EXPECT_EQ(test, after.uid, before.uid);
+	KUNIT_EXPECT_EQ(test, after.gid, before.gid);
+	KUNIT_EXPECT_EQ_MSG(test, after.files_free, before.files_free, "free inodes");
+	KUNIT_EXPECT_EQ_MSG(test, after.blocks_free, before.blocks_free, "free blocks");
+	/*
+	 * An operation that wrongly succeeded made an inode that holds
+	 * references too: count it, or its references would pass for leaks.
+	 */
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
+		holders[nr++] = d_inode(ns->obj[i]);
+	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++) {
+		const char *name = fs_kunit_names[i].name;
+		struct dentry *d = fs_kunit_lookup(test, ns->obj[fs_kunit_names[i].dir], name);
+
+		int j;
+
+		if (!d_really_is_positive(d))
+			continue;
+		for (j = 0; j < nr && holders[j] != d_inode(d); j++)
+			;
+		if (j == nr)
+			holders[nr++] = d_inode(d);
+	}
+	for (obj = 0; obj < FS_KUNIT_EVERY_ID; obj++) {
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
+			make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj))),
+			holders, nr);
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
+			make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj))),
+			holders, nr);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_failed_op_changes_nothing);
+
+/* The failure left the filesystem able to do the operation after all. */
+void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test)
+{
+	const struct fs_kunit_ns_param *p = test->param_value;
+	struct fs_kunit_ns *ns = test->priv;
+
+	fs_kunit_ns_arm(ns, p);
+	fs_kunit_ns_run(test, p->fault->op);
+	fs_kunit_quota_fail(ns->stub, 0, -1, FS_KUNIT_ANY_ID);
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, p->fault->op), 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_succeeds_once_acquire_works);
