@@ -31,5 +31,5 @@ step harness /usr/bin/python3 harness/tests/run_tests.py
 step images images/make-all.sh --check kunit-tests
 step regressions /usr/bin/python3 harness/regressions.py
 
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped" | tee results/check-summary.txt
 [ "$failed" = 0 ]

@@ -16,10 +16,9 @@
 
 #include "namei_kunit_images.h"
 
-#define EVERY(op)	{ op, "every id", FS_KUNIT_EVERY_ID }
-#define SITE(op, site, owner)	{ op, site, owner }
-#define CREATES(op)	EVERY(op), SITE(op, "dir", FS_KUNIT_D1), \
-			SITE(op, "new inode", FS_KUNIT_NEW)
+#define EVERY(op)		FS_KUNIT_EVERY(op)
+#define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
+#define CREATES(op)		FS_KUNIT_CREATES(op)
 
 /* ext2_*() in namei.c and inode.c, ext2_new_inode() in ialloc.c. */
 static const struct fs_kunit_fault ext2_kunit_faults[] = {
@@ -62,10 +61,7 @@ static int ext2_kunit_init(struct kunit *test)
 }
 
 static struct kunit_case ext2_kunit_cases[] = {
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, ext2_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, ext2_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works,
-			 ext2_kunit_params_gen_params),
+	FS_KUNIT_NS_CASES(ext2_kunit_params_gen_params),
 	{}
 };
 

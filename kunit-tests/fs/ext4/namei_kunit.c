@@ -18,10 +18,9 @@
 
 #include "namei_kunit_images.h"
 
-#define EVERY(op)	{ op, "every id", FS_KUNIT_EVERY_ID }
-#define SITE(op, site, owner)	{ op, site, owner }
-#define CREATES(op)	EVERY(op), SITE(op, "dir", FS_KUNIT_D1), \
-			SITE(op, "new inode", FS_KUNIT_NEW)
+#define EVERY(op)		FS_KUNIT_EVERY(op)
+#define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
+#define CREATES(op)		FS_KUNIT_CREATES(op)
 
 /* ext4_*() in namei.c and inode.c, __ext4_new_inode() in ialloc.c. */
 static const struct fs_kunit_fault ext4_kunit_faults[] = {
@@ -93,19 +92,13 @@ static void ext3_volume_is_served_by_ext4(struct kunit *test)
 }
 
 static struct kunit_case ext4_kunit_cases[] = {
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, ext4_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, ext4_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works,
-			 ext4_kunit_params_gen_params),
+	FS_KUNIT_NS_CASES(ext4_kunit_params_gen_params),
 	{}
 };
 
 static struct kunit_case ext3_kunit_cases[] = {
 	KUNIT_CASE(ext3_volume_is_served_by_ext4),
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, ext4_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, ext4_kunit_params_gen_params),
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works,
-			 ext4_kunit_params_gen_params),
+	FS_KUNIT_NS_CASES(ext4_kunit_params_gen_params),
 	{}
 };
 

@@ -124,6 +124,12 @@ struct fs_kunit_fault {
 	int type;		/* whose dquot fails: USRQUOTA (uid) or GRPQUOTA (gid) */
 };
 
+/* Rows of a fault table. */
+#define FS_KUNIT_EVERY(op)		{ op, "every id", FS_KUNIT_EVERY_ID }
+#define FS_KUNIT_SITE(op, site, owner)	{ op, site, owner }
+#define FS_KUNIT_CREATES(op)		FS_KUNIT_EVERY(op), FS_KUNIT_SITE(op, "dir", FS_KUNIT_D1), \
+					FS_KUNIT_SITE(op, "new inode", FS_KUNIT_NEW)
+
 /* A fault with the error the stub returns: the parameter of the ns cases. */
 struct fs_kunit_ns_param {
 	const struct fs_kunit_fault *fault;
@@ -153,5 +159,11 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op);
 void fs_kunit_ns_op_returns_error(struct kunit *test);
 void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test);
 void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
+
+/* The shared cases, each over every fault of a suite's table. */
+#define FS_KUNIT_NS_CASES(gen_params)						\
+	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, gen_params),		\
+	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, gen_params),	\
+	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works, gen_params)
 
 #endif /* _KUNIT_FS_H */
