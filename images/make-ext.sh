@@ -46,17 +46,7 @@ ext3|ext2)
 	chmod 600 "$root/aquota.user" "$root/aquota.group" ;;
 *) echo "make-ext.sh: unknown type $type" >&2; exit 2 ;;
 esac
-find "$root" -exec touch -h -d @1577836800 {} +
-frozen() { E2FSPROGS_FAKE_TIME=1577836800 faketime -f '2020-01-01 00:00:00' "$@"; }
-rm -f "$out"
 # shellcheck disable=SC2086
-frozen mke2fs -q -F -t "$type" -b 1024 $opts \
+"$here/mke2fs-frozen.sh" "$root" "$out" -t "$type" -b 1024 $opts \
 	-E hash_seed=6e1f5c3a-0000-4000-8000-000000000001 \
-	-U 6e1f5c3a-0000-4000-8000-000000000003 -L ns_kunit -d "$root" "$out" 2M
-# mke2fs -d copies each staging file's ctime, which only the kernel sets.
-(cd "$root" && find . -mindepth 1 | sed 's|^\.||') | while read -r p; do
-	frozen debugfs -w -R "set_inode_field $p ctime 20200101000000" "$out" >/dev/null 2>&1
-done
-# mke2fs -d (1.47.0) does not charge copied files to quota: e2fsck does.
-frozen e2fsck -fy "$out" >/dev/null 2>&1 || [ $? -le 1 ]
-frozen e2fsck -fn "$out" >/dev/null 2>&1
+	-U 6e1f5c3a-0000-4000-8000-000000000003 -L ns_kunit
