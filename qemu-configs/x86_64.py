@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # kunit.py QEMU config for this suite (kunit.py run --qemu_config=...).
-# It differs from tools/testing/kunit/qemu_configs/x86_64.py in three ways:
+# It differs from tools/testing/kunit/qemu_configs/x86_64.py in these ways:
 # - panic=-1 (with kunit.py's -no-reboot) ends QEMU at once on a panic
-#   instead of leaving it to the timeout;
+#   instead of leaving it to the timeout, and oops=panic makes an oops one:
+#   an oops in a work item (an unmount, say) would otherwise leave the
+#   device claimed and every later case waiting for it;
 # - nokaslr keeps runs and oops addresses comparable;
 # - TCG is asked for explicitly: /dev/kvm exists on our machines but guests
 #   stall under it. KUNIT_QEMU_ACCEL=kvm opts back in.
@@ -16,6 +18,6 @@ CONFIG_SERIAL_8250=y
 CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
-			   kernel_command_line='console=ttyS0 panic=-1 nokaslr',
+			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr',
 			   extra_qemu_params=['-bios', 'qboot.rom',
 					      '-accel', os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'])
