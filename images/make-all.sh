@@ -29,6 +29,12 @@ emit() {  # emit HEADER HOW SYM=IMAGE[@BASE]...
 	fi
 }
 
+# The quota files the namespace fixture writes into images it populates.
+/usr/bin/python3 "$here/mkquotafile.py" user "$tmp/aquota.user"
+/usr/bin/python3 "$here/mkquotafile.py" group "$tmp/aquota.group"
+emit fs/kunit_fs_quota_files.h "images/mkquotafile.py user|group" \
+	fs_kunit_aquota_user="$tmp/aquota.user" fs_kunit_aquota_group="$tmp/aquota.group"
+
 "$here/make-ext4-quota.sh" "$tmp/dquot.img" >/dev/null
 emit fs/quota/dquot_kunit_image.h images/make-ext4-quota.sh dquot_kunit_image="$tmp/dquot.img"
 
@@ -47,5 +53,18 @@ done
 emit fs/ext4/namei_kunit_images.h "images/make-ext.sh ext4|ext3" \
 	ext4_kunit_image="$tmp/ext4.img" ext3_kunit_image="$tmp/ext3.img"
 emit fs/ext2/namei_kunit_images.h "images/make-ext.sh ext2" ext2_kunit_image="$tmp/ext2.img"
+
+for t in reiserfs jfs ocfs2; do
+	"$here/make-bare.sh" "$t" "$tmp/$t.img"
+	emit "fs/$t/namei_kunit_images.h" "images/make-bare.sh $t" "${t}_kunit_image=$tmp/$t.img"
+done
+
+# An empty ext2 for the block_stable_writes suite, which makes its own file.
+mkdir "$tmp/empty"
+"$here/mke2fs-frozen.sh" "$tmp/empty" "$tmp/stable.img" -t ext2 -b 1024 \
+	-E hash_seed=6e1f5c3a-0000-4000-8000-000000000007 \
+	-U 6e1f5c3a-0000-4000-8000-000000000008 -L stable_kunit >/dev/null
+emit block/stable_writes_kunit_image.h "images/mke2fs-frozen.sh EMPTY-DIR OUT -t ext2 -b 1024" \
+	stable_writes_kunit_image="$tmp/stable.img"
 
 [ -z "$check" ] || { echo "$passed passed, $failed failed, 0 skipped"; [ "$failed" = 0 ]; }

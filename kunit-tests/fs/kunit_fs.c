@@ -92,6 +92,36 @@ static ssize_t fs_kunit_write_runs(struct file *file, const struct fs_kunit_imag
 	return ret;
 }
 
+/*
+ * brd frees the pages of a discarded range, which then read as zeros: much
+ * cheaper than writing zeros over a device sized for the largest image.
+ * The page cache is dropped too, or it would keep the old contents.
+ */
+static int fs_kunit_zero_device(struct file *file)
+{
+	struct block_device *bdev = file_bdev(file);
+	loff_t pos = 0, size = bdev_nr_bytes(bdev);
+	ssize_t ret;
+	void *zero;
+
+	ret = sync_blockdev(bdev);
+	if (ret)
+		return ret;
+	if (!blkdev_issue_discard(bdev, 0, bdev_nr_sectors(bdev), GFP_KERNEL)) {
+		invalidate_bdev(bdev);
+		return 0;
+	}
+	zero = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!zero)
+		return -ENOMEM;
+	while (!ret && pos < size) {
+		ret = kernel_write(file, zero, min_t(loff_t, PAGE_SIZE, size - pos), &pos);
+		ret = ret < 0 ? ret : 0;
+	}
+	kfree(zero);
+	return ret;
+}
+
 /**
  * fs_kunit_write_image() - make the RAM disk hold exactly @image
  * @test: the test
@@ -102,26 +132,18 @@ static ssize_t fs_kunit_write_runs(struct file *file, const struct fs_kunit_imag
 int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
 {
 	struct file *file;
-	loff_t pos = 0, size;
-	void *zero;
-	ssize_t ret = 0;
+	ssize_t ret;
 
 	file = fs_kunit_open_device(BLK_OPEN_READ | BLK_OPEN_WRITE);
 	if (IS_ERR(file))
 		return PTR_ERR(file);
-	size = bdev_nr_bytes(file_bdev(file));
-	zero = kzalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!zero || image->size > size)
-		ret = zero ? -ENOSPC : -ENOMEM;
-	while (!ret && pos < size) {
-		ret = kernel_write(file, zero, min_t(loff_t, PAGE_SIZE, size - pos), &pos);
-		ret = ret < 0 ? ret : 0;
-	}
+	ret = image->size > bdev_nr_bytes(file_bdev(file)) ? -ENOSPC : 0;
+	if (!ret)
+		ret = fs_kunit_zero_device(file);
 	if (!ret)
 		ret = fs_kunit_write_runs(file, image);
 	if (!ret)
 		ret = sync_blockdev(file_bdev(file));
-	kfree(zero);
 	/* bdev_fput() lets go of the claim now, not when the file is freed. */
 	bdev_fput(file);
 	return ret;
@@ -164,6 +186,20 @@ static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
 }
 
 /**
+ * fs_kunit_image_bytes() - @image as one buffer of @image->size bytes
+ * @test: the test; the buffer is freed with it
+ * @image: the image
+ */
+u8 *fs_kunit_image_bytes(struct kunit *test, const struct fs_kunit_image *image)
+{
+	u8 *buf = fs_kunit_kvzalloc(test, image->size);
+
+	fs_kunit_apply_runs(buf, image);
+	return buf;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_image_bytes);
+
+/**
  * fs_kunit_first_change() - where the RAM disk no longer holds @image
  * @test: the test
  * @image: the image that was written
@@ -172,17 +208,61 @@ static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
  */
 s64 fs_kunit_first_change(struct kunit *test, const struct fs_kunit_image *image)
 {
-	u8 *want = fs_kunit_kvzalloc(test, image->size);
+	u8 *want = fs_kunit_image_bytes(test, image);
 	u8 *have = fs_kunit_read_device(test, image->size);
 	u32 i;
 
-	fs_kunit_apply_runs(want, image);
 	for (i = 0; i < image->size; i++)
 		if (want[i] != have[i])
 			return i;
 	return -1;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_first_change);
+
+struct fs_kunit_features {
+	struct request_queue *q;
+	blk_features_t stable;
+};
+
+static void fs_kunit_restore_features(void *data)
+{
+	struct fs_kunit_features *saved = data;
+	struct queue_limits lim = queue_limits_start_update(saved->q);
+
+	lim.features = (lim.features & ~BLK_FEAT_STABLE_WRITES) | saved->stable;
+	if (queue_limits_commit_update(saved->q, &lim))
+		pr_warn("fs_kunit: cannot restore the stable-writes feature of the RAM disk\n");
+}
+
+/**
+ * fs_kunit_set_stable_writes() - make the RAM disk need stable pages, or not
+ * @test: the test; the feature is restored when it ends
+ * @stable: whether a page must not change while it is written back
+ *
+ * Call it before mounting: a filesystem learns it at mount time.
+ */
+void fs_kunit_set_stable_writes(struct kunit *test, bool stable)
+{
+	struct fs_kunit_features *saved = kunit_kzalloc(test, sizeof(*saved), GFP_KERNEL);
+	struct queue_limits lim;
+	struct file *file;
+
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	file = fs_kunit_open_device(BLK_OPEN_READ);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	saved->q = bdev_get_queue(file_bdev(file));
+	bdev_fput(file);
+	lim = queue_limits_start_update(saved->q);
+	saved->stable = lim.features & BLK_FEAT_STABLE_WRITES;
+	if (stable)
+		lim.features |= BLK_FEAT_STABLE_WRITES;
+	else
+		lim.features &= ~BLK_FEAT_STABLE_WRITES;
+	KUNIT_ASSERT_EQ(test, queue_limits_commit_update(saved->q, &lim), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_restore_features, saved),
+			0);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_set_stable_writes);
 
 static void fs_kunit_unmount_action(void *data)
 {
@@ -200,6 +280,40 @@ static void fs_kunit_unmount_action(void *data)
 }
 
 /**
+ * fs_kunit_try_mount_device() - mount what the RAM disk holds now
+ * @test: the test; the mount is dropped when it ends
+ * @fstype: filesystem type, e.g. "ext4"
+ * @flags: SB_* flags, e.g. SB_RDONLY
+ * @options: mount options ("" for none)
+ * @mnt: the mount, when 0 is returned
+ *
+ * For a second mount of an image a test changed.  Return: 0 or the error.
+ */
+int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
+			      const char *options, struct vfsmount **mnt)
+{
+	struct file_system_type *type;
+	struct vfsmount *m;
+	char *opts;
+	int err;
+
+	type = get_fs_type(fstype);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "%s is not built in", fstype);
+	/* Option parsing writes into the string. */
+	opts = kunit_kstrdup(test, options, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, opts);
+	m = vfs_kern_mount(type, flags, FS_KUNIT_DEV_PATH, opts);
+	module_put(type->owner);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
+	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	*mnt = m;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount_device);
+
+/**
  * fs_kunit_try_mount() - write @image to the RAM disk and mount it
  * @test: the test; the mount is dropped when it ends
  * @fstype: filesystem type, e.g. "ext4"
@@ -214,28 +328,13 @@ int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 		       const struct fs_kunit_image *image, int flags,
 		       const char *options, struct vfsmount **mnt)
 {
-	struct file_system_type *type;
-	struct vfsmount *m;
-	char *opts;
 	int err;
 
 	err = fs_kunit_make_node();
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot make " FS_KUNIT_DEV_PATH);
 	err = fs_kunit_write_image(test, image);
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot write the image to the RAM disk");
-	type = get_fs_type(fstype);
-	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "%s is not built in", fstype);
-	/* Option parsing writes into the string. */
-	opts = kunit_kstrdup(test, options, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, opts);
-	m = vfs_kern_mount(type, flags, FS_KUNIT_DEV_PATH, opts);
-	module_put(type->owner);
-	if (IS_ERR(m))
-		return PTR_ERR(m);
-	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
-	KUNIT_ASSERT_EQ(test, err, 0);
-	*mnt = m;
-	return 0;
+	return fs_kunit_try_mount_device(test, fstype, flags, options, mnt);
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount);
 

@@ -29,6 +29,7 @@ static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_RENAME_REPLACE] = "rename onto an existing file",
 	[FS_KUNIT_RENAME_EXCHANGE] = "rename exchange", [FS_KUNIT_TMPFILE] = "tmpfile",
 	[FS_KUNIT_CHOWN] = "chown", [FS_KUNIT_CHGRP] = "chgrp",
+	[FS_KUNIT_OPEN_WRITE] = "open for writing",
 };
 
 static const char *const fs_kunit_obj_paths[FS_KUNIT_NR_OBJS] = {
@@ -197,6 +198,99 @@ static void fs_kunit_ns_prime_quota_files(struct kunit *test, struct fs_kunit_ns
 	}
 }
 
+#include "kunit_fs_quota_files.h"
+
+/* Runs the caller as @uid/@gid: what it creates is theirs, charged to them. */
+static const struct cred *fs_kunit_ns_become(struct kunit *test, uid_t uid, gid_t gid)
+{
+	struct cred *cred = prepare_creds();
+	const struct cred *old;
+
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cred->fsuid = make_kuid(&init_user_ns, uid);
+	cred->fsgid = make_kgid(&init_user_ns, gid);
+	old = override_creds(cred);
+	put_cred(cred);
+	return old;
+}
+
+/* mkdir or create @path (its parent exists) as @uid/@gid. */
+static void fs_kunit_ns_make(struct kunit *test, struct vfsmount *mnt, const char *path,
+			     umode_t mode, uid_t uid, gid_t gid)
+{
+	const char *name = strrchr(path, '/');
+	char parent[16] = ".";
+	const struct cred *old;
+	struct dentry *dentry;
+	struct path dir;
+	int err;
+
+	if (name)
+		strscpy(parent, path, min_t(size_t, name - path + 1, sizeof(parent)));
+	name = name ? name + 1 : path;
+	KUNIT_ASSERT_EQ(test, vfs_path_lookup(mnt->mnt_root, mnt, parent, 0, &dir), 0);
+	old = fs_kunit_ns_become(test, uid, gid);
+	inode_lock_nested(d_inode(dir.dentry), I_MUTEX_PARENT);
+	dentry = lookup_one_len(name, dir.dentry, strlen(name));
+	err = PTR_ERR_OR_ZERO(dentry);
+	if (!err) {
+		err = S_ISDIR(mode) ? vfs_mkdir(&nop_mnt_idmap, d_inode(dir.dentry), dentry, mode) :
+			vfs_create(&nop_mnt_idmap, d_inode(dir.dentry), dentry, mode, true);
+		dput(dentry);
+	}
+	inode_unlock(d_inode(dir.dentry));
+	revert_creds(old);
+	path_put(&dir);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot make /%s", path);
+}
+
+/* A root-owned quota file holding @image, as quotacheck would leave it. */
+static void fs_kunit_ns_write_quota_file(struct kunit *test, struct vfsmount *mnt,
+					 const char *name, const struct fs_kunit_image *image)
+{
+	u8 *data = fs_kunit_image_bytes(test, image);
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+
+	file = file_open_root_mnt(mnt, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	ret = kernel_write(file, data, image->size, &pos);
+	__fput_sync(file);
+	KUNIT_ASSERT_EQ_MSG(test, ret, (ssize_t)image->size, "cannot write /%s", name);
+}
+
+/*
+ * What images/make-ext.sh copies into its images, made here for filesystems
+ * whose mkfs cannot copy a tree in: the objects with their owners; pad/ with
+ * a file for each of the two ids no object has, so that every id the cases
+ * use has a quota entry before the operation under test runs; the quota
+ * files.
+ */
+static void fs_kunit_ns_populate(struct kunit *test, struct fs_kunit_ns *ns,
+				 const struct fs_kunit_ns_suite *suite)
+{
+	int i;
+
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
+		bool dir = i == FS_KUNIT_D1 || i == FS_KUNIT_D2 || i == FS_KUNIT_EMPTY;
+
+		fs_kunit_ns_make(test, ns->mnt, fs_kunit_obj_paths[i],
+				 dir ? S_IFDIR | 0755 : S_IFREG | 0644,
+				 FS_KUNIT_OBJ_UID(i), FS_KUNIT_OBJ_GID(i));
+	}
+	fs_kunit_ns_make(test, ns->mnt, "pad", S_IFDIR | 0755, 0, 0);
+	fs_kunit_ns_make(test, ns->mnt, "pad/new", S_IFREG | 0644,
+			 FS_KUNIT_OBJ_UID(FS_KUNIT_NEW), FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
+	fs_kunit_ns_make(test, ns->mnt, "pad/target", S_IFREG | 0644,
+			 FS_KUNIT_OBJ_UID(FS_KUNIT_TARGET), FS_KUNIT_OBJ_GID(FS_KUNIT_TARGET));
+	if (suite->quota_files) {
+		fs_kunit_ns_write_quota_file(test, ns->mnt, "aquota.user", &fs_kunit_aquota_user);
+		fs_kunit_ns_write_quota_file(test, ns->mnt, "aquota.group",
+					     &fs_kunit_aquota_group);
+	}
+}
+
 /**
  * fs_kunit_ns_init() - suite init: mount the image with quota on, find the
  * objects, stub ->acquire_dquot()
@@ -210,6 +304,18 @@ int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
 	KUNIT_ASSERT_NOT_NULL(test, ns);
 	ns->mnt = fs_kunit_mount(test, suite->fstype, suite->image, 0, suite->options);
 	ns->sb = ns->mnt->mnt_sb;
+	if (suite->populate) {
+		fs_kunit_ns_populate(test, ns, suite);
+		/*
+		 * Mount the result afresh, as the other suites mount an image
+		 * made with its objects: nothing cached, so every dquot is
+		 * acquired again, through the stub.
+		 */
+		fs_kunit_unmount(test, ns->mnt);
+		KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0,
+								suite->options, &ns->mnt), 0);
+		ns->sb = ns->mnt->mnt_sb;
+	}
 	if (suite->quota_files)
 		fs_kunit_ns_prime_quota_files(test, ns);
 	KUNIT_ASSERT_TRUE(test, sb_has_quota_active(ns->sb, USRQUOTA));
@@ -326,6 +432,19 @@ static int fs_kunit_tmpfile(struct fs_kunit_ns *ns)
 	return 0;
 }
 
+/* /owned, opened for writing and closed. */
+static int fs_kunit_open_write(struct fs_kunit_ns *ns)
+{
+	struct path path = { .mnt = ns->mnt, .dentry = ns->obj[FS_KUNIT_OWNED] };
+	struct file *file;
+
+	file = dentry_open(&path, O_WRONLY, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	__fput_sync(file);
+	return 0;
+}
+
 /**
  * fs_kunit_ns_run() - run @op as the owner of new inodes (FS_KUNIT_NEW)
  */
@@ -333,15 +452,11 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 {
 	struct fs_kunit_ns *ns = test->priv;
 	const struct cred *old;
-	struct cred *cred;
 	int err;
 
-	cred = prepare_creds();
-	KUNIT_ASSERT_NOT_NULL(test, cred);
 	/* New inodes get an owner whose dquots nothing has cached yet. */
-	cred->fsuid = make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW));
-	cred->fsgid = make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
-	old = override_creds(cred);
+	old = fs_kunit_ns_become(test, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW),
+				 FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
 	switch (op) {
 	case FS_KUNIT_RENAME:
 	case FS_KUNIT_RENAME_ACROSS:
@@ -360,12 +475,14 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 		err = fs_kunit_chown(ns->obj[FS_KUNIT_OWNED], GRPQUOTA,
 				     FS_KUNIT_OBJ_GID(FS_KUNIT_TARGET));
 		break;
+	case FS_KUNIT_OPEN_WRITE:
+		err = fs_kunit_open_write(ns);
+		break;
 	default:
 		err = fs_kunit_in_dir(ns, op);
 		break;
 	}
 	revert_creds(old);
-	put_cred(cred);
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_run);

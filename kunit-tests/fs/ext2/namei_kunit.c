@@ -40,37 +40,12 @@ static const struct fs_kunit_fault ext2_kunit_faults[] = {
 	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA },
 };
 
-static struct fs_kunit_ns_param ext2_kunit_params[2 * ARRAY_SIZE(ext2_kunit_faults)];
-
-KUNIT_ARRAY_PARAM(ext2_kunit_params, ext2_kunit_params, fs_kunit_ns_param_desc);
-
-static int ext2_kunit_suite_init(struct kunit_suite *suite)
-{
-	fs_kunit_ns_params(ext2_kunit_faults, ARRAY_SIZE(ext2_kunit_faults), ext2_kunit_params);
-	return 0;
-}
-
 static const struct fs_kunit_ns_suite ext2_kunit_ns = {
 	.fstype = "ext2", .image = &ext2_kunit_image, .options = "usrquota,grpquota",
 	.quota_files = true,
 };
 
-static int ext2_kunit_init(struct kunit *test)
-{
-	return fs_kunit_ns_init(test, &ext2_kunit_ns);
-}
-
-static struct kunit_case ext2_kunit_cases[] = {
-	FS_KUNIT_NS_CASES(ext2_kunit_params_gen_params),
-	{}
-};
-
-static struct kunit_suite ext2_kunit_suite = {
-	.name = "ext2_dquot",
-	.suite_init = ext2_kunit_suite_init,
-	.init = ext2_kunit_init,
-	.test_cases = ext2_kunit_cases,
-};
+FS_KUNIT_NS_SUITE(ext2_kunit, "ext2_dquot", ext2_kunit_faults, &ext2_kunit_ns);
 
 kunit_test_suite(ext2_kunit_suite);
 

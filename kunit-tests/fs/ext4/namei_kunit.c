@@ -49,16 +49,6 @@ static const struct fs_kunit_fault ext4_kunit_faults[] = {
 	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA },
 };
 
-static struct fs_kunit_ns_param ext4_kunit_params[2 * ARRAY_SIZE(ext4_kunit_faults)];
-
-KUNIT_ARRAY_PARAM(ext4_kunit_params, ext4_kunit_params, fs_kunit_ns_param_desc);
-
-static int ext4_kunit_suite_init(struct kunit_suite *suite)
-{
-	fs_kunit_ns_params(ext4_kunit_faults, ARRAY_SIZE(ext4_kunit_faults), ext4_kunit_params);
-	return 0;
-}
-
 static const struct fs_kunit_ns_suite ext4_kunit_ns = {
 	.fstype = "ext4", .image = &ext4_kunit_image, .options = "",
 };
@@ -67,16 +57,6 @@ static const struct fs_kunit_ns_suite ext3_kunit_ns = {
 	.fstype = "ext3", .image = &ext3_kunit_image, .options = "usrquota,grpquota",
 	.quota_files = true,
 };
-
-static int ext4_kunit_init(struct kunit *test)
-{
-	return fs_kunit_ns_init(test, &ext4_kunit_ns);
-}
-
-static int ext3_kunit_init(struct kunit *test)
-{
-	return fs_kunit_ns_init(test, &ext3_kunit_ns);
-}
 
 /* ext3 is a name of this driver now, not a driver of its own. */
 static void ext3_volume_is_served_by_ext4(struct kunit *test)
@@ -91,30 +71,9 @@ static void ext3_volume_is_served_by_ext4(struct kunit *test)
 	module_put(ext4->owner);
 }
 
-static struct kunit_case ext4_kunit_cases[] = {
-	FS_KUNIT_NS_CASES(ext4_kunit_params_gen_params),
-	{}
-};
-
-static struct kunit_case ext3_kunit_cases[] = {
-	KUNIT_CASE(ext3_volume_is_served_by_ext4),
-	FS_KUNIT_NS_CASES(ext4_kunit_params_gen_params),
-	{}
-};
-
-static struct kunit_suite ext4_kunit_suite = {
-	.name = "ext4_dquot",
-	.suite_init = ext4_kunit_suite_init,
-	.init = ext4_kunit_init,
-	.test_cases = ext4_kunit_cases,
-};
-
-static struct kunit_suite ext3_kunit_suite = {
-	.name = "ext3_dquot",
-	.suite_init = ext4_kunit_suite_init,
-	.init = ext3_kunit_init,
-	.test_cases = ext3_kunit_cases,
-};
+FS_KUNIT_NS_SUITE(ext4_kunit, "ext4_dquot", ext4_kunit_faults, &ext4_kunit_ns);
+FS_KUNIT_NS_SUITE(ext3_kunit, "ext3_dquot", ext4_kunit_faults, &ext3_kunit_ns,
+		  KUNIT_CASE(ext3_volume_is_served_by_ext4),);
 
 kunit_test_suites(&ext4_kunit_suite, &ext3_kunit_suite);
 

@@ -40,14 +40,18 @@ struct fs_kunit_image {
 
 int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image);
 u8 *fs_kunit_read_device(struct kunit *test, u32 size);
+u8 *fs_kunit_image_bytes(struct kunit *test, const struct fs_kunit_image *image);
 s64 fs_kunit_first_change(struct kunit *test, const struct fs_kunit_image *image);
 int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 		       const struct fs_kunit_image *image, int flags,
 		       const char *options, struct vfsmount **mnt);
+int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
+			      const char *options, struct vfsmount **mnt);
 struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const struct fs_kunit_image *image, int flags,
 				const char *options);
 void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt);
+void fs_kunit_set_stable_writes(struct kunit *test, bool stable);
 struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir,
 			       const char *name);
 
@@ -113,7 +117,7 @@ enum fs_kunit_op {
 	FS_KUNIT_CREATE, FS_KUNIT_MKNOD, FS_KUNIT_MKDIR, FS_KUNIT_RMDIR, FS_KUNIT_UNLINK,
 	FS_KUNIT_SYMLINK_SHORT, FS_KUNIT_SYMLINK_LONG, FS_KUNIT_LINK, FS_KUNIT_RENAME,
 	FS_KUNIT_RENAME_ACROSS, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
-	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP,
+	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP, FS_KUNIT_OPEN_WRITE,
 };
 
 /* One dquot_initialize() call of an operation, found by whose dquot fails. */
@@ -142,6 +146,7 @@ struct fs_kunit_ns_suite {
 	const struct fs_kunit_image *image;
 	const char *options;
 	bool quota_files;	/* quotaon aquota.user and aquota.group */
+	bool populate;		/* a bare mkfs image: make the objects and quota files */
 };
 
 struct fs_kunit_ns {
@@ -165,5 +170,35 @@ void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
 	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, gen_params),		\
 	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, gen_params),	\
 	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works, gen_params)
+
+/*
+ * The suite @sym##_suite, named @suite_name: the shared cases over every fault
+ * of @faults with EIO and with ENOSPC, after any cases of its own given as
+ * further arguments, each on a fresh mount of @ns (a struct
+ * fs_kunit_ns_suite *).  A filesystem's file holds its table and this.
+ */
+#define FS_KUNIT_NS_SUITE(sym, suite_name, faults, ns, ...)				\
+	static struct fs_kunit_ns_param sym##_params[2 * ARRAY_SIZE(faults)];	\
+	KUNIT_ARRAY_PARAM(sym, sym##_params, fs_kunit_ns_param_desc);		\
+	static int sym##_suite_init(struct kunit_suite *suite)			\
+	{									\
+		fs_kunit_ns_params(faults, ARRAY_SIZE(faults), sym##_params);	\
+		return 0;							\
+	}									\
+	static int sym##_init(struct kunit *test)				\
+	{									\
+		return fs_kunit_ns_init(test, ns);				\
+	}									\
+	static struct kunit_case sym##_cases[] = {				\
+		__VA_ARGS__							\
+		FS_KUNIT_NS_CASES(sym##_gen_params),				\
+		{}								\
+	};									\
+	static struct kunit_suite sym##_suite = {				\
+		.name = suite_name,						\
+		.suite_init = sym##_suite_init,					\
+		.init = sym##_init,						\
+		.test_cases = sym##_cases,					\
+	}
 
 #endif /* _KUNIT_FS_H */
