@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The images of the reiserfs, jfs and ocfs2 quota suites: a bare mkfs of
+# 16 MiB (the RAM disk size of CONFIG_BLK_DEV_RAM_SIZE in their .kunitconfig;
+# jfs needs at least that).  Their mkfs cannot copy a tree in, so the
+# namespace fixture (fs/kunit_fs_ns.c) makes the objects at mount time.
+#
+# usage: make-bare.sh reiserfs|jfs|ocfs2 OUT
+#
+# Reproducible: a frozen clock, fixed UUIDs, and fixed-random.so for what
+# the tools take from /dev/urandom, getrandom() or uuid_generate().
+# reiserfs: a journal of 1025 blocks: with quota on, a mkdir reserves 224
+# journal blocks, and the smallest journal (513) batches at most 225, so
+# journal_begin() would wait for room forever.
+# ocfs2: local mount (no cluster stack), user and group quota as
+# filesystem features, on at mount.  jfs: mkfs.jfs writes uninitialised
+# stack bytes into the unused tail of its log pages; jfsnorm.py zeroes
+# them.
+set -eu
+type=$1 out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gcc -shared -fPIC -O2 -o "$tmp/fixed-random.so" "$here/fixed-random.c" -ldl
+rm -f "$out"
+truncate -s 16M "$out"
+frozen() {
+	# shellcheck disable=SC2016
+	setarch "$(uname -m)" -R faketime -f '2020-01-01 00:00:00' \
+		sh -c 'LD_PRELOAD="${LD_PRELOAD:-} $0" exec "$@"' "$tmp/fixed-random.so" "$@"
+}
+case $type in
+reiserfs)
+	frozen mkreiserfs -q -f -f -s 1025 -u 6e1f5c3a-0000-4000-8000-000000000006 \
+		-l ns_kunit "$out" ;;
+jfs)
+	frozen mkfs.jfs -q -L ns_kunit "$out"
+	/usr/bin/python3 "$here/jfsnorm.py" "$out" ;;
+ocfs2)
+	frozen mkfs.ocfs2 -q -M local -b 1024 -C 4096 -J size=4M -N 1 -L ns_kunit \
+		-U 6e1f5c3a00004000800000000000000a \
+		--fs-features=usrquota,grpquota "$out" ;;
+*) echo "make-bare.sh: unknown type $type" >&2; exit 2 ;;
+esac >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests that reiserfs namespace and setattr operations return the
+ * error of dquot_initialize() and change nothing.
+ *
+ * Since commit 2e6c97ea4ce6 ("reiserfs: Handle error from
+ * dquot_initialize()") every operation checks each of its
+ * dquot_initialize() calls.  The cases are shared with ext2, ext3 and ext4
+ * (fs/kunit_fs_ns.c); this file says which calls each reiserfs operation
+ * makes in 6.12, found by whose dquot fails.  New inodes are initialized by
+ * new_inode_init(); unlink and rmdir initialize only the directory;
+ * reiserfs has neither ->tmpfile nor RENAME_EXCHANGE.
+ */
+#include <kunit/fs.h>
+#include <kunit/test.h>
+#include <linux/fs.h>
+
+#include "namei_kunit_images.h"
+
+#define EVERY(op)		FS_KUNIT_EVERY(op)
+#define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
+#define CREATES(op)		FS_KUNIT_CREATES(op)
+
+/* reiserfs_*() in namei.c and inode.c. */
+static const struct fs_kunit_fault reiserfs_kunit_faults[] = {
+	CREATES(FS_KUNIT_CREATE), CREATES(FS_KUNIT_MKNOD), CREATES(FS_KUNIT_MKDIR),
+	CREATES(FS_KUNIT_SYMLINK_SHORT), CREATES(FS_KUNIT_SYMLINK_LONG),
+	EVERY(FS_KUNIT_RMDIR), SITE(FS_KUNIT_RMDIR, "dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_UNLINK), SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_LINK), SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_RENAME), SITE(FS_KUNIT_RENAME, "old dir", FS_KUNIT_D1),
+	EVERY(FS_KUNIT_RENAME_ACROSS), SITE(FS_KUNIT_RENAME_ACROSS, "old dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RENAME_ACROSS, "new dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_RENAME_REPLACE), SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RENAME_REPLACE, "new dir", FS_KUNIT_D2),
+	EVERY(FS_KUNIT_CHOWN), SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED),
+	SITE(FS_KUNIT_CHOWN, "new owner", FS_KUNIT_TARGET),
+	EVERY(FS_KUNIT_CHGRP), SITE(FS_KUNIT_CHGRP, "inode", FS_KUNIT_OWNED),
+	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA },
+};
+
+static const struct fs_kunit_ns_suite reiserfs_kunit_ns = {
+	.fstype = "reiserfs", .image = &reiserfs_kunit_image, .options = "usrquota,grpquota",
+	.quota_files = true, .populate = true,
+};
+
+FS_KUNIT_NS_SUITE(reiserfs_kunit, "reiserfs_dquot", reiserfs_kunit_faults, &reiserfs_kunit_ns);
+
+kunit_test_suite(reiserfs_kunit_suite);
+
+MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in reiserfs");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
