@@ -111,7 +111,13 @@ def build(tree, tree_id):
 
 
 def enabled_cases(tree, stamp):
-    """suite.case for every case the kernel has, listed once per build."""
+    """suite.case for every case the kernel has, listed once per build.
+
+    ENABLED_CASES names a list saved from another build of the same tests
+    (make regressions: a regression patch changes kernel code, not which
+    cases exist), which saves a boot per patch."""
+    if os.environ.get('ENABLED_CASES'):
+        return json.loads(read(os.environ['ENABLED_CASES']))['cases']
     cache = os.path.join(BUILD_DIR, '.fs-kunit-cases')
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(read(cache))
@@ -218,6 +224,10 @@ def main():
         tree_id = tree_sync(EXTRA)
         stamp = build(tree, tree_id)
         cases = enabled_cases(tree, stamp)
+        if os.environ.get('LIST_ONLY') == '1':
+            with open(os.path.join(RESULTS, 'enabled-cases.json'), 'w') as f:
+                json.dump({'cases': cases}, f)
+            return 0
         expected = [c for c in cases if not FILTER or ktap.glob_match(FILTER, c)]
         if not expected:
             raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'

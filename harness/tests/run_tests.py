@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""The harness's own tests: KTAP conversion on fixed logs, the tree manager
-on a small fake kernel tree, and run.py's refusal of a filter that matches
-nothing.  Ends with "N passed, N failed, N skipped"."""
+"""The harness's own tests: KTAP conversion on fixed logs, the regression
+verdicts and batches, the documentation check, the tree manager on a small
+fake kernel tree, and run.py's refusal of a filter that matches nothing.  Ends with "N passed, N failed, N skipped"."""
 
 import os
 import subprocess
@@ -105,8 +105,67 @@ class JudgeTest(unittest.TestCase):
     def test_crash_is_caught_but_said(self):
         self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR'}, ['s.a']), 'caught (crash)')
 
+    def test_a_parameter_of_a_crashed_case_names_the_case(self):
+        self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR', 's.c.1': 'PASS'},
+                                    ['s.a.EIO*']), 'caught (crash)')
+
     def test_a_glob_that_names_nothing_is_an_error(self):
         self.assertEqual(self.judge({'s.a': 'FAIL'}, ['s.typo']), 'ERROR')
+
+
+class PlanTest(unittest.TestCase):
+    """Which regression patches may share a kernel."""
+
+    def plan(self, *items):
+        import regressions
+        return regressions.plan([(p, files, set(suites)) for p, files, suites in items])
+
+    def test_private_patches_of_different_suites_share(self):
+        self.assertEqual(self.plan(('e4', ['fs/ext4/namei.c'], ['ext4_dquot', 'ext3_dquot']),
+                                   ('j', ['fs/jfs/namei.c'], ['jfs_dquot'])), [['e4', 'j']])
+
+    def test_two_patches_of_one_suite_never_share(self):
+        self.assertEqual(self.plan(('a', ['fs/jfs/namei.c'], ['jfs_dquot']),
+                                   ('b', ['fs/jfs/file.c'], ['jfs_dquot'])), [['a'], ['b']])
+
+    def test_one_glob_covers_a_batch(self):
+        import regressions
+        self.assertEqual(regressions.cover({'ext4_dquot', 'ext3_dquot', 'jfs_dquot'}), '*_dquot')
+        self.assertEqual(regressions.cover({'ext4_dquot', 'udf_super'}), '')
+
+    def test_shared_code_runs_alone(self):
+        self.assertEqual(self.plan(('q', ['fs/quota/dquot.c'], ['quota_dquot']),
+                                   ('j', ['fs/jfs/namei.c'], ['jfs_dquot']),
+                                   ('m', ['mm/page-writeback.c'], ['block_stable_writes'])),
+                         [['q'], ['j'], ['m']])
+
+
+class DocCheckTest(unittest.TestCase):
+    """harness/doccheck.py on a fake tree."""
+
+    def check(self, page):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, 'fs/jbd2'))
+            os.makedirs(os.path.join(tree, 'include/linux'))
+            with open(os.path.join(tree, 'fs/jbd2/transaction.c'), 'w') as f:
+                f.write('handle_t *jbd2_journal_start(journal_t *j, int n)\n')
+            with open(os.path.join(tree, 'include/linux/jbd2.h'), 'w') as f:
+                f.write('')
+            with open(os.path.join(tree, 'page.rst'), 'w') as f:
+                f.write(page)
+            return subprocess.run([sys.executable, os.path.join(TOP, 'harness', 'doccheck.py'),
+                                   tree, os.path.join(tree, 'page.rst')],
+                                  text=True, capture_output=True)
+
+    def test_a_page_of_jbd2_passes(self):
+        r = self.check('Call jbd2_journal_start().\n\n.. kernel-doc:: include/linux/jbd2.h\n')
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+    def test_a_page_of_jbd_fails_and_says_why(self):
+        r = self.check('Call journal_start().\n\n.. kernel-doc:: include/linux/jbd.h\n')
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('journal_start(), which JBD2 does not have', r.stdout)
+        self.assertIn('kernel-doc of include/linux/jbd.h, which does not exist', r.stdout)
 
 
 def sh(cmd, **kw):

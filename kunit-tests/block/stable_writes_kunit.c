@@ -135,7 +135,7 @@ static void write_waits_for_writeback_on_stable_device(struct kunit *test)
 			       sizeof(stable_writes_kunit_data), "the page changed under writeback");
 	kunmap_local(page);
 	stable_writes_kunit_end_writeback(sw);
-	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&sw->written, 30 * HZ), 0);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&sw->written, 10 * HZ), 0);
 	KUNIT_EXPECT_EQ(test, sw->ret, 7);
 }
 
@@ -146,7 +146,7 @@ static void write_does_not_wait_without_stable_writes(struct kunit *test)
 
 	KUNIT_EXPECT_FALSE(test, mapping_stable_writes(sw->file->f_mapping));
 	stable_writes_kunit_start_writer(test, sw);
-	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&sw->written, 30 * HZ), 0,
+	KUNIT_EXPECT_NE_MSG(test, wait_for_completion_timeout(&sw->written, 10 * HZ), 0,
 			    "the write waited for writeback");
 	KUNIT_EXPECT_EQ(test, sw->ret, 7);
 }
