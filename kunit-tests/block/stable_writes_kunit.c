@@ -132,7 +132,8 @@ static void write_waits_for_writeback_on_stable_device(struct kunit *test)
 			    "the write did not wait for writeback");
 	page = kmap_local_folio(sw->folio, 0);
 	KUNIT_EXPECT_MEMEQ_MSG(test, page, stable_writes_kunit_data,
-			       sizeof(stable_writes_kunit_data), "the page changed under writeback");
+			       sizeof(stable_writes_kunit_data),
+			       "the page changed under writeback");
 	kunmap_local(page);
 	stable_writes_kunit_end_writeback(sw);
 	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&sw->written, 10 * HZ), 0);

@@ -118,7 +118,8 @@ KUNIT_ARRAY_PARAM(udf_kunit_ro_images, udf_kunit_ro_images, udf_kunit_ro_image_d
 
 static void udf_ro_mount_writes_nothing(struct kunit *test)
 {
-	const struct fs_kunit_image *image = *(const struct fs_kunit_image *const *)test->param_value;
+	const struct fs_kunit_image *image =
+		*(const struct fs_kunit_image *const *)test->param_value;
 
 	fs_kunit_unmount(test, fs_kunit_mount(test, "udf", image, SB_RDONLY, ""));
 	KUNIT_EXPECT_EQ(test, fs_kunit_first_change(test, image), -1);
