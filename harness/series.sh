@@ -38,5 +38,6 @@ g format-patch -q --no-signature --zero-commit -o "$out" "pristine..$(cat "$tmp/
 echo "series.sh: the series as mailed is in $out:"
 ls "$out"
 if [ -x "$tree/scripts/checkpatch.pl" ]; then
-	"$tree/scripts/checkpatch.pl" --strict --no-tree -q "$out"/*.patch || true
+	# from $out: --strict leaves a cache file (.checkpatch-camelcase.*) in the cwd
+	(cd "$out" && "$tree/scripts/checkpatch.pl" --strict --no-tree -q ./*.patch) || true
 fi
