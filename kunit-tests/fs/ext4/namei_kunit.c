@@ -73,7 +73,7 @@ static void ext3_volume_is_served_by_ext4(struct kunit *test)
 
 FS_KUNIT_NS_SUITE(ext4_kunit, "ext4_dquot", ext4_kunit_faults, &ext4_kunit_ns);
 FS_KUNIT_NS_SUITE(ext3_kunit, "ext3_dquot", ext4_kunit_faults, &ext3_kunit_ns,
-		  KUNIT_CASE(ext3_volume_is_served_by_ext4), );
+		  KUNIT_CASE(ext3_volume_is_served_by_ext4));
 
 kunit_test_suites(&ext4_kunit_suite, &ext3_kunit_suite);
 

@@ -173,7 +173,7 @@ void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
 
 /*
  * The suite @sym##_suite, named @suite_name: the shared cases over every fault
- * of @faults with EIO and with ENOSPC, after any cases of its own given as
+ * of @faults with EIO and with ENOSPC, then any cases of its own given as
  * further arguments, each on a fresh mount of @ns (a struct
  * fs_kunit_ns_suite *).  A filesystem's file holds its table and this.
  */
@@ -190,8 +190,7 @@ void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
 		return fs_kunit_ns_init(test, ns);				\
 	}									\
 	static struct kunit_case sym##_cases[] = {				\
-		__VA_ARGS__							\
-		FS_KUNIT_NS_CASES(sym##_gen_params),				\
+		FS_KUNIT_NS_CASES(sym##_gen_params), ##__VA_ARGS__,		\
 		{}								\
 	};									\
 	static struct kunit_suite sym##_suite = {				\
