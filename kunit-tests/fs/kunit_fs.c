@@ -380,6 +380,8 @@ struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir, const cha
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_lookup);
 
+/* Suites without quota (block_stable_writes) build these fixtures too. */
+#if IS_ENABLED(CONFIG_QUOTA)
 static int fs_kunit_acquire_dquot(struct dquot *dquot)
 {
 	/* dquot_operations has no context pointer: the copy is embedded. */
@@ -429,6 +431,7 @@ struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
 	return stub;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_stub_acquire_dquot);
+#endif /* CONFIG_QUOTA */
 
 MODULE_DESCRIPTION("KUnit fixtures for filesystem tests");
 MODULE_LICENSE("GPL");
