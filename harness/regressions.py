@@ -12,7 +12,8 @@ suites to run and which cases must fail:
                      neither required to fail nor counted as noise
 
 For each patch this applies it with run.py's EXTRA_PATCHES (an incremental
-rebuild), runs only those suites, and judges:
+rebuild), runs only those suites, and judges (patches confined to one
+filesystem's directory, with disjoint suites, share a kernel: see plan()):
   caught          every named case failed, every other case passed
   caught (crash)  the named cases failed or never reported and something
                   crashed or hung: caught, but said so
