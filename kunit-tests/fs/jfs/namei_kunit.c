@@ -37,10 +37,7 @@ static const struct fs_kunit_fault jfs_kunit_faults[] = {
 	EVERY(FS_KUNIT_RENAME_REPLACE), SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
 	SITE(FS_KUNIT_RENAME_REPLACE, "new dir", FS_KUNIT_D2),
 	SITE(FS_KUNIT_RENAME_REPLACE, "new inode", FS_KUNIT_EXISTING),
-	EVERY(FS_KUNIT_CHOWN), SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED),
-	SITE(FS_KUNIT_CHOWN, "new owner", FS_KUNIT_TARGET),
-	EVERY(FS_KUNIT_CHGRP), SITE(FS_KUNIT_CHGRP, "inode", FS_KUNIT_OWNED),
-	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA },
+	FS_KUNIT_SETATTRS,
 };
 
 static const struct fs_kunit_ns_suite jfs_kunit_ns = {

@@ -133,6 +133,15 @@ struct fs_kunit_fault {
 #define FS_KUNIT_SITE(op, site, owner)	{ op, site, owner }
 #define FS_KUNIT_CREATES(op)		FS_KUNIT_EVERY(op), FS_KUNIT_SITE(op, "dir", FS_KUNIT_D1), \
 					FS_KUNIT_SITE(op, "new inode", FS_KUNIT_NEW)
+/*
+ * chown and chgrp through ->setattr(): the inode's own dquots, and the new
+ * owner's or group's, which dquot_transfer() (or the filesystem) takes.
+ */
+#define FS_KUNIT_SETATTRS							\
+	FS_KUNIT_EVERY(FS_KUNIT_CHOWN), FS_KUNIT_SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED), \
+	FS_KUNIT_SITE(FS_KUNIT_CHOWN, "new owner", FS_KUNIT_TARGET),		\
+	FS_KUNIT_EVERY(FS_KUNIT_CHGRP), FS_KUNIT_SITE(FS_KUNIT_CHGRP, "inode", FS_KUNIT_OWNED), \
+	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA }
 
 /* A fault with the error the stub returns: the parameter of the ns cases. */
 struct fs_kunit_ns_param {
