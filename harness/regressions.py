@@ -5,29 +5,44 @@
 Each patch under regressions/ brings one bug back.  Its header says which
 suites to run and which cases must fail:
 
-    Suites: quota_dquot                       (one kunit filter glob)
+    Suites: quota_dquot ext4_dquot            (suite names or globs)
     Expect-fail: quota_dquot.dqget_returns_acquire_error.*
     May-fail: ...    cases whose result is a mere consequence of the bug
                      (e.g. a rerun after an operation wrongly succeeded);
                      neither required to fail nor counted as noise
 
-For each patch this applies it with run.py's EXTRA_PATCHES (an incremental
-rebuild), runs only those suites, and judges (patches confined to one
-filesystem's directory, with disjoint suites, share a kernel: see plan()):
-  caught          every named case failed, every other case passed
-  caught (crash)  the named cases failed or never reported and something
-                  crashed or hung: caught, but said so
+The runner reads only Suites:, Expect-fail:, May-fail: and Check:; the
+other header lines (Regression:, Seed:, Breaks:, the text) are for people.
+An Expect-fail glob names cases, never a whole suite (suite.* is refused).
+
+First the baseline: the whole suite on the series alone, in the same build
+configuration (results/cases.json of a make run of the same kernel is
+reused).  Then each patch is applied with run.py's EXTRA_PATCHES (an
+incremental rebuild), its suites run, and it is judged (patches confined to
+one filesystem's directory, with disjoint suites, share a kernel: plan()):
+  caught          every named case passed in the baseline and failed here;
+                  every other case passed
+  caught (crash)  the same, and the kernel stopped (oops, panic, hang) while
+                  a named case was running
   MISSED          a named case passed: the test did not notice the bug
   NOISY           the named cases failed, but so did others: the header or
                   the tests are wrong
-  ERROR           the patch did not apply or build, or a glob named nothing
+  ERROR           the patch did not apply or build, a glob named nothing or
+                  a whole suite, a named case failed in the baseline too, or
+                  the kernel stopped in a case the header does not name
 A patch to what no kernel runs (documentation) names a checker instead:
     Check: harness/doccheck.py   (run on a patched copy; caught if it fails)
-The table goes to results/regressions.md; the exit is 1 unless all caught.
 
-PATCHES='regressions/quota/*' limits the run to some patches.
+Every leaf case of the baseline must be named by some patch's Expect-fail:
+the run fails when one is not (a case never shown to fail has not earned its
+place).  results/regressions.md has each patch's named cases with their
+baseline and patched results; the exit is 1 unless all is proven.
+
+PATCHES='regressions/quota/0[1-3]* regressions/udf/*' limits the run to
+some patches (then unnamed cases are counted, not failed).
 """
 
+import contextlib
 import fnmatch
 import glob
 import json
@@ -66,39 +81,57 @@ def header(path):
     return suites, expect, may, check
 
 
-def names(case, glob_):
-    """Whether an Expect-fail glob names a case.  A parameterized case that
-    crashed printed no result for its parameters: a glob for one of them
-    names the case itself then (suite.case, status ERROR)."""
-    if fnmatch.fnmatchcase(case['name'], glob_):
-        return True
-    parent = '.'.join(glob_.split('.')[:2])
-    return case['status'] == ktap.ERROR and parent != glob_ \
-        and fnmatch.fnmatchcase(case['name'], parent)
+def named_by(name, globs):
+    return any(fnmatch.fnmatchcase(name, g) for g in globs)
 
 
-def judge(cases, expect, may=()):
-    """(verdict, detail, how many named cases) for one patch's cases against
-    its Expect-fail globs."""
-    unmatched = [g for g in expect if not any(names(c, g) for c in cases)]
+def whole_suite(glob_):
+    """An Expect-fail glob that names every case of a suite proves nothing
+    about any one of them: a patch that breaks the suite's init passes it."""
+    suite, _, case = glob_.partition('.')
+    return case.strip('*') == ''
+
+
+def judge(baseline, cases, expect, may=()):
+    """(verdict, detail, named) for one patch.
+
+    @baseline: [(leaf name, status)] of the series without the patch, in the
+    order the kernel runs them, over the suites this patch's run covers;
+    @cases: what the run with the patch reported (run.py's cases.json).
+    A named case must pass in the baseline and fail with the patch.  When
+    the kernel stopped (oops, panic, hang), the case it stopped in is the
+    first baseline case with no result; the crash catches the bug only if
+    that case is named.  @named is [(name, baseline status, status)]."""
+    for g in expect:
+        if whole_suite(g):
+            return 'ERROR', 'Expect-fail names a whole suite: ' + g, []
+    unmatched = [g for g in expect if not any(fnmatch.fnmatchcase(n, g) for n, _ in baseline)]
     if unmatched:
-        return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched), 0
-    named = [c for c in cases if any(names(c, g) for g in expect)]
-    others = [c for c in cases if c not in named
-              and not any(fnmatch.fnmatchcase(c['name'], g) for g in may)]
+        return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched), []
+    got = {c['name']: c['status'] for c in cases}
+    stopped_in = next((n for n, _ in baseline if got.get(n, ktap.ERROR) == ktap.ERROR), None)
+    if stopped_in is not None and not any(c['status'] == ktap.ERROR for c in cases):
+        stopped_in = None  # not a crash: the case is just not in this run
+    named = [(n, st, got.get(n, ktap.ERROR)) for n, st in baseline
+             if any(fnmatch.fnmatchcase(n, g) for g in expect)]
+    if any(st != ktap.PASS for _, st, _ in named):
+        return ('ERROR', 'fails without the patch too: '
+                + ', '.join(n for n, st, _ in named if st != ktap.PASS), named)
     bad = (ktap.FAIL, ktap.ERROR)
-    passed = [c['name'] for c in named if c['status'] not in bad]
-    crashed = [c['name'] for c in cases if c['status'] == ktap.ERROR]
-    noisy = [c['name'] for c in others if c['status'] in bad]
-    caught = ', '.join(c['name'] for c in named if c['status'] in bad)
+    passed = [n for n, _, now in named if now not in bad]
     if passed:
-        return 'MISSED', 'still passing: ' + ', '.join(passed), len(named)
-    if crashed:
-        return ('caught (crash)', caught + '; crashed or never reported: ' + ', '.join(crashed),
-                len(named))
+        return 'MISSED', 'still passing: ' + ', '.join(passed), named
+    if stopped_in is not None and stopped_in not in {n for n, _, _ in named}:
+        return 'ERROR', 'the kernel stopped in %s, which the header does not name' \
+            % stopped_in, named
+    noisy = [n for n, _ in baseline if got.get(n) in bad and n != stopped_in
+             and not any(fnmatch.fnmatchcase(n, g) for g in expect)
+             and not any(fnmatch.fnmatchcase(n, g) for g in may)]
     if noisy:
-        return 'NOISY', 'also failed: ' + ', '.join(noisy), len(named)
-    return 'caught', caught, len(named)
+        return 'NOISY', 'also failed: ' + ', '.join(noisy), named
+    if stopped_in is not None:
+        return 'caught (crash)', 'the kernel stopped in ' + stopped_in, named
+    return 'caught', '', named
 
 
 def run_check(patch, check):
@@ -156,11 +189,16 @@ def out_dir(patch):
                         os.path.relpath(patch, os.path.join(TOP, 'regressions'))[:-len('.patch')])
 
 
-def run_one(patch, info):
+def run_one(patch, info, baseline):
     cases, seconds, why = run_kernel([patch], info['glob'], out_dir(patch))
     if cases is None:
-        return 'ERROR', why, 0, seconds
-    return judge(cases, info['expect'], info['may']) + (seconds,)
+        return 'ERROR', why, [], seconds
+    return judge(own_baseline(baseline, info['suites']), cases, info['expect'],
+                 info['may']) + (seconds,)
+
+
+def own_baseline(baseline, suites):
+    return [(n, st) for n, st in baseline if n.split('.')[0] in suites]
 
 
 # A patch that touches only its own filesystem's directory cannot change what
@@ -199,12 +237,11 @@ def cover(suites):
     return prefix + '*' + suffix if prefix or suffix else ''
 
 
-def run_batch(k, batch, infos):
+def run_batch(k, batch, infos, baseline):
     """{patch: (verdict, detail, named, seconds)}; a crash or an error in a
     batch is not pinned on a patch: each then runs alone."""
     if len(batch) == 1:
-        verdict, detail, named, seconds = run_one(batch[0], infos[batch[0]])
-        return {batch[0]: (verdict, detail, named, seconds)}
+        return {batch[0]: run_one(batch[0], infos[batch[0]], baseline)}
     print('regressions: batch %d: %s' % (k, ' '.join(os.path.relpath(p, TOP) for p in batch)),
           flush=True)
     cases, seconds, why = run_kernel(batch, cover(set().union(*(infos[p]['suites']
@@ -212,79 +249,165 @@ def run_batch(k, batch, infos):
                                      os.path.join(RESULTS, 'regressions', 'batch-%d' % k))
     if cases is None or any(c['status'] == ktap.ERROR for c in cases):
         print('regressions: batch %d %s: each patch alone' % (k, why or 'crashed'), flush=True)
-        return {p: run_one(p, infos[p]) for p in batch}
+        return {p: run_one(p, infos[p], baseline) for p in batch}
     results = {}
     for p in batch:
         own = [c for c in cases if c['name'].split('.')[0] in infos[p]['suites']]
-        results[p] = judge(own, infos[p]['expect'], infos[p]['may']) + (seconds / len(batch),)
+        results[p] = judge(own_baseline(baseline, infos[p]['suites']), own, infos[p]['expect'],
+                           infos[p]['may']) + (seconds / len(batch),)
     return results
+
+
+def run_py(**env):
+    return subprocess.run([sys.executable, os.path.join(TOP, 'harness', 'run.py')],
+                          env=dict(os.environ, **env)).returncode
+
+
+def get_baseline(stamp):
+    """[(leaf, status)] of the whole suite on the series alone, in run order.
+    A make run of the same kernel (same stamp, no filter, no extra patch)
+    already is one: make check runs the suite just before the proof."""
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(RESULTS, 'tested.json')) as f:
+            tested = json.load(f)
+        if tested.get('stamp') == stamp and not tested['filter'] \
+                and not tested['extra_patches']:
+            with open(os.path.join(RESULTS, 'cases.json')) as f:
+                cases = json.load(f)
+            print('regressions: baseline: the suite run of this kernel in results/',
+                  flush=True)
+            return [(c['name'], c['status']) for c in cases]
+    out = os.path.join(RESULTS, 'regressions', 'baseline')
+    print('regressions: baseline: the whole suite on the series alone ...', flush=True)
+    os.makedirs(out, exist_ok=True)
+    run_py(EXTRA_PATCHES='', FILTER='', RESULTS=out)
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(out, 'cases.json')) as f:
+            return [(c['name'], c['status']) for c in json.load(f)]
+    return None
+
+
+def patch_list():
+    """PATCHES: globs separated by white space, like EXTRA_PATCHES."""
+    patterns = os.environ.get('PATCHES', '').split() or [os.path.join('regressions', '**',
+                                                                     '*.patch')]
+    patches, empty = set(), []
+    for pattern in patterns:
+        found = glob.glob(os.path.join(TOP, pattern), recursive=True) \
+            + glob.glob(pattern, recursive=True)
+        found = [os.path.abspath(p) for p in found if p.endswith('.patch')]
+        if not found:
+            empty.append(pattern)
+        patches.update(found)
+    return sorted(patches), empty
+
+
+def write_report(rows, baseline, unnamed):
+    with open(os.path.join(RESULTS, 'regressions.md'), 'w') as f:
+        f.write('# Regression proof\n\n| patch | verdict | seconds | detail |\n'
+                '|---|---|---|---|\n')
+        for rel, verdict, seconds, detail, _ in rows:
+            f.write('| %s | %s | %.0f | %s |\n' % (rel, verdict, seconds, detail))
+        f.write('\n%d leaf cases in the baseline, %d named by no patch\n'
+                % (len(baseline), len(unnamed)))
+        for name in unnamed:
+            f.write('- unnamed: %s\n' % name)
+        f.write('\n## Named cases: baseline -> with the patch\n')
+        for rel, verdict, _, _, named in rows:
+            f.write('\n### %s: %s\n\n' % (rel, verdict))
+            for name, before, after in named:
+                f.write('- %s: %s -> %s\n' % (name, before, after))
 
 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    pattern = os.environ.get('PATCHES') or os.path.join('regressions', '**', '*.patch')
-    patches = sorted(glob.glob(os.path.join(TOP, pattern), recursive=True))
-    if not patches:
-        print('regressions: error: no patch matches %s' % pattern, file=sys.stderr)
+    patches, empty = patch_list()
+    if empty:
+        print('regressions: error: no patch matches %s' % ' '.join(empty), file=sys.stderr)
         return 2
+    every = 'PATCHES' not in os.environ or not os.environ['PATCHES'].strip()
     rows, failed = [], 0
     # Which cases the series enables, listed once for every patch.
     os.makedirs(os.path.join(RESULTS, 'regressions'), exist_ok=True)
-    base = dict(os.environ, EXTRA_PATCHES='', RESULTS=os.path.join(RESULTS, 'regressions'),
-                LIST_ONLY='1')
-    if subprocess.run([sys.executable, os.path.join(TOP, 'harness', 'run.py')],
-                      env=base).returncode:
+    if run_py(EXTRA_PATCHES='', RESULTS=os.path.join(RESULTS, 'regressions'), LIST_ONLY='1'):
         print('regressions: error: the series itself did not build or list its cases',
               file=sys.stderr)
         return 2
     os.environ['ENABLED_CASES'] = os.path.join(RESULTS, 'regressions', 'enabled-cases.json')
     with open(os.environ['ENABLED_CASES']) as f:
-        suite_names = {c.split('.')[0] for c in json.load(f)['cases']}
-    infos, items, done = {}, [], {}
+        enabled = json.load(f)
+    suite_names = {c.split('.')[0] for c in enabled['cases']}
+    baseline = get_baseline(enabled['stamp'])
+    if not baseline:
+        print('regressions: error: the baseline run of the series reported nothing',
+              file=sys.stderr)
+        return 2
+    failing = [n for n, st in baseline if st != ktap.PASS]
+    if failing:
+        print('regressions: the series alone fails %d cases (no patch can be caught by them): '
+              '%s' % (len(failing), ', '.join(failing)), flush=True)
+    infos, items, done, globs = {}, [], {}, []
     for patch in patches:
         suites, expect, may, check = header(patch)
+        globs += expect
         if check:
-            done[patch] = run_check(patch, check)
-            print('regressions: %s: %s: %s' % (os.path.relpath(patch, TOP), done[patch][0],
-                                                done[patch][1]), flush=True)
-        elif not expect:
-            done[patch] = ('ERROR', 'no Expect-fail: line in the header', 0, 0.0)
+            verdict, detail, named, seconds = run_check(patch, check)
+            done[patch] = verdict, detail, [], seconds
+            print('regressions: %s: %s: %s' % (os.path.relpath(patch, TOP), verdict, detail),
+                  flush=True)
+        elif not expect or not suites:
+            done[patch] = ('ERROR', 'no Suites: or Expect-fail: line in the header', [], 0.0)
         else:
-            glob_ = suites[0] if len(suites) == 1 else ''
-            own = {n for n in suite_names if fnmatch.fnmatchcase(n, (glob_ or '*').split('.')[0])}
-            infos[patch] = {'glob': glob_, 'suites': own, 'expect': expect, 'may': may}
+            own = {n for n in suite_names if any(fnmatch.fnmatchcase(n, g.split('.')[0])
+                                                 for g in suites)}
+            infos[patch] = {'glob': cover(own), 'suites': own, 'expect': expect, 'may': may}
             files = subprocess.run(['git', 'apply', '--numstat', patch], capture_output=True,
                                    text=True).stdout.split()[2::3]
             items.append((patch, files, own))
+    unnamed = [n for n, _ in baseline if not named_by(n, globs)]
+    batches = plan(items)
+    t0, k = time.monotonic(), 0
     try:
-        for k, batch in enumerate(plan(items), 1):
+        for b, batch in enumerate(batches, 1):
             if len(batch) == 1:
-                print('regressions: %s ...' % os.path.relpath(batch[0], TOP), flush=True)
-            done.update(run_batch(k, batch, infos))
+                print('regressions: [%d/%d] %s ...' % (k + 1, len(items),
+                                                      os.path.relpath(batch[0], TOP)),
+                      flush=True)
+            done.update(run_batch(b, batch, infos, baseline))
             for p in batch:
+                k += 1
                 verdict, detail, named, seconds = done[p]
-                shown = '%d named cases failed' % named if verdict.startswith('caught') \
+                caught = sum(done[q][0].startswith('caught') for q in done if q in infos)
+                shown = '%d named cases failed' % len(named) if verdict.startswith('caught') \
                     else detail
-                print('regressions: %s: %s in %.0f s: %s'
-                      % (os.path.relpath(p, TOP), verdict, seconds, shown), flush=True)
+                print('regressions: [%d/%d] %s: %s in %.0f s: %s (caught so far %d; '
+                      '%.0f s per patch)' % (k, len(items), os.path.relpath(p, TOP), verdict,
+                                             seconds, shown, caught,
+                                             (time.monotonic() - t0) / k), flush=True)
         for patch in patches:
             verdict, detail, named, seconds = done[patch]
             failed += not verdict.startswith('caught')
-            rows.append((os.path.relpath(patch, TOP), verdict, seconds, detail))
+            rows.append((os.path.relpath(patch, TOP), verdict, seconds, detail, named))
     finally:
         # Leave the tree as make run expects it: series only.
         subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],
                        stdout=subprocess.DEVNULL)
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, 'regressions.md'), 'w') as f:
-        f.write('| patch | verdict | seconds | caught by |\n|---|---|---|---|\n')
-        for rel, verdict, seconds, detail in rows:
-            f.write('| %s | %s | %.0f | %s |\n' % (rel, verdict, seconds, detail))
+    write_report(rows, baseline, unnamed)
     times = sorted(r[2] for r in rows if r[2])
     if times:
         print('regressions: %d patches, median %.0f s per patch'
               % (len(rows), times[len(times) // 2]))
-    print('%d passed, %d failed, 0 skipped' % (len(rows) - failed, failed))
+    print('regressions: %d of %d leaf cases named by no patch%s'
+          % (len(unnamed), len(baseline), (': ' + ', '.join(unnamed[:20])
+                                           + (' ...' if len(unnamed) > 20 else ''))
+             if unnamed else ''))
+    if unnamed and every:
+        print('regressions: every case must be shown to fail by a patch (see '
+              'results/regressions.md)')
+        failed += 1
+    passed = sum(r[1].startswith('caught') for r in rows)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
     return 1 if failed else 0
 
 

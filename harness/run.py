@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +26,7 @@ import ktap  # noqa: E402
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKDIR = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
 BUILD_DIR = os.environ.get('BUILD_DIR') or os.path.join(WORKDIR, 'build')
+CCACHE_DIR = os.path.join(WORKDIR, 'ccache')
 RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
 KUNITCONFIG = os.path.abspath(os.environ.get('KUNITCONFIG') or os.path.join(TOP, 'kunitconfig'))
 QEMU_CONFIG = os.path.join(TOP, 'qemu-configs', 'x86_64.py')
@@ -62,7 +64,12 @@ def kunit(tree, *args, stdout=None):
     and QEMU, instead of building on in a build directory we no longer lock."""
     cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args,
            '--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
+    if args[0] == 'build':
+        # Every build directory (profiles, regression patches) shares one
+        # cache: what another configuration already compiled is not compiled again.
+        cmd.append('--make_options=CC=ccache gcc')
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=CCACHE_DIR,
+               CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree)
     proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, stdout=stdout,
                             start_new_session=True)
     try:
@@ -87,6 +94,57 @@ def build_stamp(tree_id):
     return h.hexdigest()
 
 
+class Progress(threading.Thread):
+    """One line now and then while make runs: objects compiled so far against
+    the count of the last build in this directory, elapsed time, and what is
+    probably left.  A terminal gets the line rewritten every few seconds; a
+    log (CI) a new line every 30 s."""
+
+    def __init__(self, count_file):
+        super().__init__(daemon=True)
+        self.count_file, self.t0, self.done = count_file, time.time(), threading.Event()
+        self.tty = sys.stdout.isatty()
+        with contextlib.suppress(OSError, ValueError):
+            self.last = int(read(count_file))
+            return
+        self.last = 0
+
+    def compiled(self):
+        n = 0
+        for root, _, files in os.walk(BUILD_DIR):
+            for f in files:
+                if f.endswith('.o'):
+                    with contextlib.suppress(OSError):
+                        n += os.stat(os.path.join(root, f)).st_mtime >= self.t0
+        return n
+
+    def line(self):
+        n, t = self.compiled(), time.time() - self.t0
+        msg = 'build: %d objects compiled' % n
+        if self.last:
+            msg += ' of about %d' % self.last
+            if n:
+                msg += ', about %.0f s left' % max(0, t * (self.last - n) / n)
+        return msg + ', %.0f s so far' % t
+
+    def run(self):
+        while not self.done.wait(5 if self.tty else 30):
+            if self.tty:
+                sys.stdout.write('\r' + self.line() + '\033[K')
+            else:
+                say(self.line())
+            sys.stdout.flush()
+
+    def stop(self, ok):
+        self.done.set()
+        if self.tty:
+            sys.stdout.write('\n')
+        n = self.compiled()
+        if ok and n:
+            with open(self.count_file, 'w') as f:
+                f.write(str(n))
+
+
 def build(tree, tree_id):
     """Build unless the last successful build had the same inputs."""
     stamp = build_stamp(tree_id)
@@ -101,7 +159,11 @@ def build(tree, tree_id):
         os.unlink(stamp_file)
     say('building (incremental) in ' + BUILD_DIR)
     t = time.monotonic()
-    if kunit(tree, 'build', '--kunitconfig=' + KUNITCONFIG, '--jobs=' + JOBS).returncode:
+    progress = Progress(os.path.join(BUILD_DIR, '.fs-kunit-objects'))
+    progress.start()
+    rc = kunit(tree, 'build', '--kunitconfig=' + KUNITCONFIG, '--jobs=' + JOBS).returncode
+    progress.stop(rc == 0)
+    if rc:
         raise RunError('the kernel did not build (errors above)%s'
                        % ('; EXTRA_PATCHES=' + EXTRA if EXTRA else ''))
     say('built in %.0f s' % (time.monotonic() - t))
@@ -134,13 +196,14 @@ def enabled_cases(tree, stamp):
     return cases
 
 
-def write_provenance(tree, tree_id, cases):
+def write_provenance(tree, tree_id, stamp, cases):
     series = [line.split('#')[0].split()
               for line in read(os.path.join(TOP, 'patches', 'series')).decode().splitlines()]
     info = {
         'package': 'linux-source-6.12',
         'version': read(os.path.join(tree, '.git', 'fs-kunit-version')).decode().strip(),
         'tree': tree_id,
+        'stamp': stamp,  # same stamp, same kernel: make regressions reuses this run
         'series': [p[0] for p in series if p],
         'extra_patches': EXTRA.split(),
         'kunitconfig': os.path.relpath(KUNITCONFIG, TOP),
@@ -226,13 +289,13 @@ def main():
         cases = enabled_cases(tree, stamp)
         if os.environ.get('LIST_ONLY') == '1':
             with open(os.path.join(RESULTS, 'enabled-cases.json'), 'w') as f:
-                json.dump({'cases': cases}, f)
+                json.dump({'stamp': stamp, 'cases': cases}, f)
             return 0
         expected = [c for c in cases if not FILTER or ktap.glob_match(FILTER, c)]
         if not expected:
             raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'
                            % (FILTER, len(cases), cases[0].split('.')[0] + '.*'))
-        info = write_provenance(tree, tree_id, expected)
+        info = write_provenance(tree, tree_id, stamp, expected)
         counts = execute(tree, expected, info)
     except RunError as e:
         print('run: error: %s' % e, file=sys.stderr)

@@ -82,35 +82,74 @@ class KtapTest(unittest.TestCase):
 
 
 class JudgeTest(unittest.TestCase):
-    """The verdicts of the regression proof."""
+    """The verdicts of the regression proof: a named case must pass without
+    the patch and fail with it; a crash proves only the case it stopped in."""
 
-    def judge(self, statuses, expect, may=()):
+    def judge(self, baseline, run, expect, may=()):
         import regressions
-        cases = [{'name': n, 'status': st} for n, st in statuses.items()]
-        return regressions.judge(cases, expect, may)[0]
+        base = [(n, st) for n, st in baseline.items()]
+        cases = [{'name': n, 'status': st} for n, st in run.items()]
+        return regressions.judge(base, cases, expect, may)[0]
+
+    ALL_PASS = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'PASS', 's.c': 'PASS'}
 
     def test_caught_when_named_fail_and_others_pass(self):
-        self.assertEqual(self.judge({'s.a, x': 'FAIL', 's.b': 'PASS'}, ['s.a*']), 'caught')
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.a.EIO': 'FAIL', 's.a.ENOSPC': 'FAIL'}), ['s.a.*']), 'caught')
 
     def test_missed_when_a_named_case_passes(self):
-        self.assertEqual(self.judge({'s.a.1': 'FAIL', 's.a.2': 'PASS'}, ['s.a.*']), 'MISSED')
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{'s.a.EIO': 'FAIL'}),
+                                    ['s.a.*']), 'MISSED')
 
     def test_noisy_when_others_fail_too(self):
-        self.assertEqual(self.judge({'s.a': 'FAIL', 's.b': 'FAIL'}, ['s.a']), 'NOISY')
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.b': 'FAIL', 's.c': 'FAIL'}), ['s.b']), 'NOISY')
 
     def test_may_fail_is_neither_required_nor_noise(self):
-        self.assertEqual(self.judge({'s.a': 'FAIL', 's.b': 'FAIL', 's.c': 'PASS'}, ['s.a'],
-                                    ['s.b', 's.c']), 'caught')
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.b': 'FAIL', 's.c': 'FAIL'}), ['s.b'], ['s.c', 's.a.*']), 'caught')
 
-    def test_crash_is_caught_but_said(self):
-        self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR'}, ['s.a']), 'caught (crash)')
+    def test_a_named_case_failing_in_the_baseline_is_no_catch(self):
+        baseline = dict(self.ALL_PASS, **{'s.b': 'FAIL'})
+        self.assertEqual(self.judge(baseline, baseline, ['s.b']), 'ERROR')
 
-    def test_a_parameter_of_a_crashed_case_names_the_case(self):
-        self.assertEqual(self.judge({'s.a': 'ERROR', 's.b': 'ERROR', 's.c.1': 'PASS'},
-                                    ['s.a.EIO*']), 'caught (crash)')
+    def test_crash_in_a_named_case_is_caught_but_said(self):
+        # s.b oopsed: its result and everything after it never came.
+        run = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b']), 'caught (crash)')
+
+    def test_crash_in_an_earlier_unnamed_case_is_no_catch(self):
+        # The kernel stopped in s.a's second parameter: s.c never ran.
+        run = {'s.a.EIO': 'PASS', 's.a': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.c']), 'ERROR')
+
+    def test_crash_in_a_named_parameter_is_caught(self):
+        run = {'s.a.EIO': 'PASS', 's.a': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.a.ENOSPC']), 'caught (crash)')
+
+    def test_a_glob_for_a_whole_suite_is_refused(self):
+        run = {n: 'FAIL' for n in self.ALL_PASS}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.*']), 'ERROR')
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s']), 'ERROR')
 
     def test_a_glob_that_names_nothing_is_an_error(self):
-        self.assertEqual(self.judge({'s.a': 'FAIL'}, ['s.typo']), 'ERROR')
+        self.assertEqual(self.judge(self.ALL_PASS, self.ALL_PASS, ['s.typo']), 'ERROR')
+
+
+class HeaderTest(unittest.TestCase):
+    """Every regression patch in the repository says what to run and names
+    cases, not whole suites."""
+
+    def test_every_patch_names_cases(self):
+        import glob
+        import regressions
+        patches = glob.glob(os.path.join(TOP, 'regressions', '**', '*.patch'), recursive=True)
+        self.assertTrue(patches)
+        for p in patches:
+            suites, expect, _, check = regressions.header(p)
+            with self.subTest(patch=os.path.relpath(p, TOP)):
+                self.assertTrue(check or (suites and expect))
+                self.assertFalse([g for g in expect if regressions.whole_suite(g)])
 
 
 class PlanTest(unittest.TestCase):
