@@ -431,6 +431,20 @@ struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
 	return stub;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_stub_acquire_dquot);
+
+/**
+ * fs_kunit_unstub_acquire_dquot() - give the superblock its own operations back now
+ * @test: the test that made @stub
+ * @stub: from fs_kunit_stub_acquire_dquot()
+ *
+ * Before an unmount in the middle of a test: the stub must not outlive its
+ * superblock.
+ */
+void fs_kunit_unstub_acquire_dquot(struct kunit *test, struct fs_kunit_quota_stub *stub)
+{
+	kunit_release_action(test, fs_kunit_restore_dquot_ops, stub);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_unstub_acquire_dquot);
 #endif /* CONFIG_QUOTA */
 
 MODULE_DESCRIPTION("KUnit fixtures for filesystem tests");

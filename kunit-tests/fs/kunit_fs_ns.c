@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The namespace fixture of the ext2/ext3/ext4 quota suites: run one
- * namespace or setattr operation on a mounted image while ->acquire_dquot()
- * fails, and check that the operation returns the error and changes nothing.
+ * The namespace fixture of the filesystem quota suites (ext4, ext2,
+ * reiserfs, jfs, ocfs2): run one namespace or setattr operation on a mounted
+ * image while ->acquire_dquot() fails, and check that the operation returns
+ * the error and that the disk, read again after an unmount, holds what it
+ * held before.
  *
  * The suites only say which image to mount and which dquot_initialize()
  * calls each operation makes (struct fs_kunit_fault); the cases are here, so
- * the three filesystems are held to exactly the same standard.
+ * every filesystem is held to exactly the same standard.
  */
 #include <kunit/fs.h>
 #include <kunit/resource.h>
@@ -22,11 +24,8 @@
 
 static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_CREATE] = "create", [FS_KUNIT_MKNOD] = "mknod", [FS_KUNIT_MKDIR] = "mkdir",
-	[FS_KUNIT_RMDIR] = "rmdir", [FS_KUNIT_UNLINK] = "unlink",
-	[FS_KUNIT_SYMLINK_SHORT] = "symlink (fast)", [FS_KUNIT_SYMLINK_LONG] = "symlink (block)",
-	[FS_KUNIT_LINK] = "link", [FS_KUNIT_RENAME] = "rename to a new name",
-	[FS_KUNIT_RENAME_ACROSS] = "rename across directories",
-	[FS_KUNIT_RENAME_REPLACE] = "rename onto an existing file",
+	[FS_KUNIT_RMDIR] = "rmdir", [FS_KUNIT_UNLINK] = "unlink", [FS_KUNIT_SYMLINK] = "symlink",
+	[FS_KUNIT_LINK] = "link", [FS_KUNIT_RENAME_REPLACE] = "rename onto an existing file",
 	[FS_KUNIT_RENAME_EXCHANGE] = "rename exchange", [FS_KUNIT_TMPFILE] = "tmpfile",
 	[FS_KUNIT_CHOWN] = "chown", [FS_KUNIT_CHGRP] = "chgrp",
 	[FS_KUNIT_OPEN_WRITE] = "open for writing",
@@ -44,11 +43,14 @@ static const struct {
 	const char *name;
 } fs_kunit_names[] = {
 	{ FS_KUNIT_D1, "victim" }, { FS_KUNIT_D1, "empty" }, { FS_KUNIT_D1, "new" },
-	{ FS_KUNIT_D1, "moved" }, { FS_KUNIT_D2, "existing" }, { FS_KUNIT_D2, "moved" },
-	{ FS_KUNIT_D2, "linked" },
+	{ FS_KUNIT_D2, "existing" }, { FS_KUNIT_D2, "linked" },
 };
 
-/* Longer than the 60 bytes of i_block, so the target needs a block. */
+/*
+ * Longer than the 60 bytes of i_block, so the target needs a block: every
+ * filesystem here makes its dquot_initialize() calls before it decides
+ * between an inline and a block target, so one length covers both.
+ */
 static const char fs_kunit_long_target[] =
 	"a-symlink-target-long-enough-not-to-fit-in-the-inode/a-symlink-target-long-enough";
 
@@ -136,31 +138,40 @@ int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const 
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_quota_on);
 
+static bool fs_kunit_op_leaves_trace(enum fs_kunit_op op)
+{
+	return op != FS_KUNIT_TMPFILE && op != FS_KUNIT_OPEN_WRITE;
+}
+
+static int fs_kunit_fault_err(const struct fs_kunit_fault *f)
+{
+	return f->err ?: -EIO;
+}
+
 /**
- * fs_kunit_ns_params() - every fault with -EIO and with -ENOSPC
+ * fs_kunit_ns_gen_params() - the rows of a fault table, as KUnit parameters
  * @faults: the suite's table
  * @nr: its length
- * @params: 2 * @nr parameters, filled here
+ * @traced: only rows whose operation leaves a trace on the disk
+ * @prev: the previous row, NULL for the first
+ * @desc: the row's description, "op: site ERRNO"
+ *
+ * Return: the next row, or NULL after the last.
  */
-void fs_kunit_ns_params(const struct fs_kunit_fault *faults, int nr,
-			struct fs_kunit_ns_param *params)
+const void *fs_kunit_ns_gen_params(const struct fs_kunit_fault *faults, int nr, bool traced,
+				   const void *prev, char *desc)
 {
-	int i;
+	const struct fs_kunit_fault *f = prev ? (const struct fs_kunit_fault *)prev + 1 : faults;
 
-	for (i = 0; i < 2 * nr; i++) {
-		params[i].fault = &faults[i / 2];
-		params[i].err = i % 2 ? -ENOSPC : -EIO;
-	}
+	while (f < faults + nr && traced && !fs_kunit_op_leaves_trace(f->op))
+		f++;
+	if (f >= faults + nr)
+		return NULL;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s %s", fs_kunit_op_names[f->op], f->site,
+		 fs_kunit_fault_err(f) == -ENOSPC ? "ENOSPC" : "EIO");
+	return f;
 }
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_params);
-
-/* Not const: the tables are filled by suite_init, and KUNIT_ARRAY_PARAM wants their type. */
-void fs_kunit_ns_param_desc(struct fs_kunit_ns_param *param, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s: %s %s", fs_kunit_op_names[param->fault->op],
-		 param->fault->site, param->err == -EIO ? "EIO" : "ENOSPC");
-}
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_param_desc);
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_gen_params);
 
 KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_dput_action, dput, struct dentry *);
 
@@ -180,7 +191,7 @@ static void fs_kunit_ns_prime_quota_files(struct kunit *test, struct fs_kunit_ns
 		KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, type,
 							type == USRQUOTA ? "aquota.user" :
 									   "aquota.group"), 0);
-		for (obj = 0; obj < FS_KUNIT_EVERY_ID; obj++) {
+		for (obj = 0; obj < FS_KUNIT_NR_IDS; obj++) {
 			struct qc_dqblk di = { .d_fieldmask = QC_INO_SOFT,
 					       .d_ino_softlimit = 1000000 };
 			struct kqid qid = type == USRQUOTA ?
@@ -291,9 +302,30 @@ static void fs_kunit_ns_populate(struct kunit *test, struct fs_kunit_ns *ns,
 	}
 }
 
+static void fs_kunit_ns_quota_on(struct kunit *test, struct fs_kunit_ns *ns)
+{
+	KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, USRQUOTA, "aquota.user"), 0);
+	KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, GRPQUOTA, "aquota.group"), 0);
+}
+
+/* Unmount, and mount what the device holds now: nothing cached survives. */
+static void fs_kunit_ns_mount_again(struct kunit *test, struct fs_kunit_ns *ns)
+{
+	const struct fs_kunit_ns_suite *suite = ns->suite;
+
+	fs_kunit_unmount(test, ns->mnt);
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0, suite->options,
+							&ns->mnt), 0);
+	ns->sb = ns->mnt->mnt_sb;
+}
+
 /**
  * fs_kunit_ns_init() - suite init: mount the image with quota on, find the
  * objects, stub ->acquire_dquot()
+ * @test: the test
+ * @suite: what to mount, and how
+ *
+ * Return: 0; failures are assertions.
  */
 int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
 {
@@ -302,6 +334,7 @@ int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
 
 	ns = kunit_kzalloc(test, sizeof(*ns), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ns);
+	ns->suite = suite;
 	ns->mnt = fs_kunit_mount(test, suite->fstype, suite->image, 0, suite->options);
 	ns->sb = ns->mnt->mnt_sb;
 	if (suite->populate) {
@@ -311,10 +344,7 @@ int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
 		 * made with its objects: nothing cached, so every dquot is
 		 * acquired again, through the stub.
 		 */
-		fs_kunit_unmount(test, ns->mnt);
-		KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0,
-								suite->options, &ns->mnt), 0);
-		ns->sb = ns->mnt->mnt_sb;
+		fs_kunit_ns_mount_again(test, ns);
 	}
 	if (suite->quota_files)
 		fs_kunit_ns_prime_quota_files(test, ns);
@@ -370,10 +400,7 @@ static int fs_kunit_in_dir(struct fs_kunit_ns *ns, enum fs_kunit_op op)
 	case FS_KUNIT_UNLINK:
 		err = vfs_unlink(idmap, di, dentry, NULL);
 		break;
-	case FS_KUNIT_SYMLINK_SHORT:
-		err = vfs_symlink(idmap, di, dentry, "victim");
-		break;
-	case FS_KUNIT_SYMLINK_LONG:
+	case FS_KUNIT_SYMLINK:
 		err = vfs_symlink(idmap, di, dentry, fs_kunit_long_target);
 		break;
 	default:
@@ -385,13 +412,16 @@ static int fs_kunit_in_dir(struct fs_kunit_ns *ns, enum fs_kunit_op op)
 	return err;
 }
 
-/* d1/victim to d1/moved, d2/moved or onto d2/existing, or exchanged with it. */
+/*
+ * d1/victim onto d2/existing, or exchanged with it: the one rename that
+ * reaches every dquot_initialize() call of a ->rename() (both directories,
+ * the file moved and the file replaced).
+ */
 static int fs_kunit_rename(struct fs_kunit_ns *ns, enum fs_kunit_op op)
 {
 	struct dentry *odir = ns->obj[FS_KUNIT_D1];
-	struct dentry *ndir = ns->obj[op == FS_KUNIT_RENAME ? FS_KUNIT_D1 : FS_KUNIT_D2];
-	const char *nname = op == FS_KUNIT_RENAME_REPLACE || op == FS_KUNIT_RENAME_EXCHANGE ?
-			    "existing" : "moved";
+	struct dentry *ndir = ns->obj[FS_KUNIT_D2];
+	const char *nname = "existing";
 	struct renamedata rd = {
 		.old_mnt_idmap = &nop_mnt_idmap, .old_dir = d_inode(odir),
 		.new_mnt_idmap = &nop_mnt_idmap, .new_dir = d_inode(ndir),
@@ -458,8 +488,6 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 	old = fs_kunit_ns_become(test, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW),
 				 FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
 	switch (op) {
-	case FS_KUNIT_RENAME:
-	case FS_KUNIT_RENAME_ACROSS:
 	case FS_KUNIT_RENAME_REPLACE:
 	case FS_KUNIT_RENAME_EXCHANGE:
 		err = fs_kunit_rename(ns, op);
@@ -487,81 +515,174 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_run);
 
-static void fs_kunit_ns_arm(struct fs_kunit_ns *ns, const struct fs_kunit_ns_param *p)
+static void fs_kunit_ns_arm(struct fs_kunit_ns *ns, const struct fs_kunit_fault *f)
 {
-	const struct fs_kunit_fault *f = p->fault;
-
-	if (f->owner == FS_KUNIT_EVERY_ID)
-		fs_kunit_quota_fail(ns->stub, p->err, -1, FS_KUNIT_ANY_ID);
-	else if (f->type == GRPQUOTA)
-		fs_kunit_quota_fail(ns->stub, p->err, GRPQUOTA, FS_KUNIT_OBJ_GID(f->owner));
+	if (f->type == GRPQUOTA)
+		fs_kunit_quota_fail(ns->stub, fs_kunit_fault_err(f), GRPQUOTA,
+				    FS_KUNIT_OBJ_GID(f->owner));
 	else
-		fs_kunit_quota_fail(ns->stub, p->err, USRQUOTA, FS_KUNIT_OBJ_UID(f->owner));
+		fs_kunit_quota_fail(ns->stub, fs_kunit_fault_err(f), USRQUOTA,
+				    FS_KUNIT_OBJ_UID(f->owner));
 }
 
-/* The operation returns exactly the error of the failing dquot_initialize(). */
+/**
+ * fs_kunit_ns_op_returns_error() - the operation returns exactly the error of
+ * the failing dquot_initialize()
+ * @test: the test; its parameter is a struct fs_kunit_fault
+ */
 void fs_kunit_ns_op_returns_error(struct kunit *test)
 {
-	const struct fs_kunit_ns_param *p = test->param_value;
+	const struct fs_kunit_fault *f = test->param_value;
 	struct fs_kunit_ns *ns = test->priv;
 
-	fs_kunit_ns_arm(ns, p);
-	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, p->fault->op), p->err);
+	fs_kunit_ns_arm(ns, f);
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, f->op), fs_kunit_fault_err(f));
 	KUNIT_EXPECT_GT_MSG(test, ns->stub->failed, 0, "the stub never failed: wrong site?");
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_returns_error);
 
+/* What the filesystem shows of the objects: entries, link counts, owner, free counts. */
 struct fs_kunit_ns_state {
 	unsigned long ino[ARRAY_SIZE(fs_kunit_names)];	/* 0: no such entry */
-	unsigned int nlink[FS_KUNIT_NR_OBJS];
+	unsigned int nlink[FS_KUNIT_NR_OBJS];		/* 0: gone */
 	uid_t uid;
 	gid_t gid;
 	u64 files_free;
 	u64 blocks_free;
 };
 
-static void fs_kunit_ns_snapshot(struct kunit *test, struct fs_kunit_ns_state *st)
+/* The inode at @path below the root, or NULL; *@path_out holds it until path_put(). */
+static struct inode *fs_kunit_ns_find(struct fs_kunit_ns *ns, const char *path,
+				      struct path *path_out)
 {
-	struct fs_kunit_ns *ns = test->priv;
+	if (vfs_path_lookup(ns->mnt->mnt_root, ns->mnt, path, 0, path_out))
+		return NULL;
+	return d_inode(path_out->dentry);
+}
+
+/*
+ * Looked up by name from the root, not through the dentries the test holds,
+ * so that after a fresh mount it is what the disk holds.  Free inodes:
+ * reiserfs reports none at all, and ocfs2 counts only its global bitmap,
+ * not the slot's inode allocator; there the entries and link counts are
+ * what shows an inode that was made or freed.
+ */
+static void fs_kunit_ns_state(struct kunit *test, struct fs_kunit_ns *ns,
+			      struct fs_kunit_ns_state *st)
+{
 	struct path root = { .mnt = ns->mnt, .dentry = ns->mnt->mnt_root };
 	struct kstatfs sfs;
+	struct inode *inode;
+	struct path path;
+	char name[32];
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++) {
-		const char *name = fs_kunit_names[i].name;
-		struct dentry *d = lookup_one_len_unlocked(name, ns->obj[fs_kunit_names[i].dir],
-							   strlen(name));
-
-		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
-		st->ino[i] = d_really_is_positive(d) ? d_inode(d)->i_ino : 0;
-		dput(d);
+		snprintf(name, sizeof(name), "%s/%s", fs_kunit_obj_paths[fs_kunit_names[i].dir],
+			 fs_kunit_names[i].name);
+		inode = fs_kunit_ns_find(ns, name, &path);
+		st->ino[i] = inode ? inode->i_ino : 0;
+		if (inode)
+			path_put(&path);
 	}
-	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
-		st->nlink[i] = d_inode(ns->obj[i])->i_nlink;
-	st->uid = i_uid_read(d_inode(ns->obj[FS_KUNIT_OWNED]));
-	st->gid = i_gid_read(d_inode(ns->obj[FS_KUNIT_OWNED]));
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
+		inode = fs_kunit_ns_find(ns, fs_kunit_obj_paths[i], &path);
+		st->nlink[i] = inode ? inode->i_nlink : 0;
+		if (inode && i == FS_KUNIT_OWNED) {
+			st->uid = i_uid_read(inode);
+			st->gid = i_gid_read(inode);
+		}
+		if (inode)
+			path_put(&path);
+	}
 	KUNIT_ASSERT_EQ(test, vfs_statfs(&root, &sfs), 0);
 	st->files_free = sfs.f_ffree;
 	st->blocks_free = sfs.f_bfree;
 }
 
 /*
- * After the failure: no entry added or removed, link counts, ownership and
- * free inodes and blocks as before, and no dquot reference kept.
+ * No dquot reference kept: every inode that may hold one is counted,
+ * including one an operation that wrongly succeeded made, or its
+ * references would pass for leaks.  The dentries looked up here are
+ * dropped again before returning, so that the filesystem can be unmounted.
  */
-void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test)
+static void fs_kunit_ns_expect_no_leaks(struct kunit *test, struct fs_kunit_ns *ns)
 {
-	const struct fs_kunit_ns_param *p = test->param_value;
+	struct inode *holders[FS_KUNIT_NR_OBJS + ARRAY_SIZE(fs_kunit_names)];
+	struct dentry *found[ARRAY_SIZE(fs_kunit_names)] = {};
+	int i, j, obj, nr = 0;
+
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
+		if (d_really_is_positive(ns->obj[i]))
+			holders[nr++] = d_inode(ns->obj[i]);
+	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++) {
+		const char *name = fs_kunit_names[i].name;
+		struct dentry *d;
+
+		d = lookup_one_len_unlocked(name, ns->obj[fs_kunit_names[i].dir], strlen(name));
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_dput_action, d), 0);
+		found[i] = d;
+		if (!d_really_is_positive(d))
+			continue;
+		for (j = 0; j < nr && holders[j] != d_inode(d); j++)
+			;
+		if (j == nr)
+			holders[nr++] = d_inode(d);
+	}
+	for (obj = 0; obj < FS_KUNIT_NR_IDS; obj++) {
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
+			make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj))),
+			holders, nr);
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
+			make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj))),
+			holders, nr);
+	}
+	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++)
+		kunit_release_action(test, fs_kunit_dput_action, found[i]);
+}
+
+/* Let go of the mount and mount the device again, quota on as before. */
+static void fs_kunit_ns_remount(struct kunit *test, struct fs_kunit_ns *ns)
+{
+	int i;
+
+	fs_kunit_unstub_acquire_dquot(test, ns->stub);
+	ns->stub = NULL;
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
+		kunit_release_action(test, fs_kunit_dput_action, ns->obj[i]);
+		ns->obj[i] = NULL;
+	}
+	fs_kunit_ns_mount_again(test, ns);
+	if (ns->suite->quota_files)
+		fs_kunit_ns_quota_on(test, ns);
+}
+
+/**
+ * fs_kunit_ns_failed_op_leaves_disk_unchanged() - after the failure, no dquot
+ * reference is kept and, read again from the disk after an unmount, no entry
+ * was added or removed and link counts, ownership and free inodes and blocks
+ * are as before
+ * @test: the test; its parameter is a struct fs_kunit_fault
+ *
+ * The caches alone would not do: an operation that wrote the disk and then
+ * failed leaves the dentry cache and the in-memory link counts as they were.
+ */
+void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test)
+{
+	const struct fs_kunit_fault *f = test->param_value;
 	struct fs_kunit_ns *ns = test->priv;
 	struct fs_kunit_ns_state before, after;
-	struct inode *holders[FS_KUNIT_NR_OBJS + ARRAY_SIZE(fs_kunit_names)];
-	int i, obj, nr = 0;
+	int i;
 
-	fs_kunit_ns_snapshot(test, &before);
-	fs_kunit_ns_arm(ns, p);
-	fs_kunit_ns_run(test, p->fault->op);
+	/* The mount is fresh: what it shows is what the disk holds. */
+	fs_kunit_ns_state(test, ns, &before);
+	fs_kunit_ns_arm(ns, f);
+	fs_kunit_ns_run(test, f->op);
 	fs_kunit_quota_fail(ns->stub, 0, -1, FS_KUNIT_ANY_ID);
-	fs_kunit_ns_snapshot(test, &after);
+	fs_kunit_ns_expect_no_leaks(test, ns);
+	fs_kunit_ns_remount(test, ns);
+	fs_kunit_ns_state(test, ns, &after);
 	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++)
 		KUNIT_EXPECT_EQ_MSG(test, after.ino[i], before.ino[i], "entry %s/%s",
 				    fs_kunit_obj_paths[fs_kunit_names[i].dir],
@@ -573,45 +694,5 @@ void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.gid, before.gid);
 	KUNIT_EXPECT_EQ_MSG(test, after.files_free, before.files_free, "free inodes");
 	KUNIT_EXPECT_EQ_MSG(test, after.blocks_free, before.blocks_free, "free blocks");
-	/*
-	 * An operation that wrongly succeeded made an inode that holds
-	 * references too: count it, or its references would pass for leaks.
-	 */
-	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
-		holders[nr++] = d_inode(ns->obj[i]);
-	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++) {
-		const char *name = fs_kunit_names[i].name;
-		struct dentry *d = fs_kunit_lookup(test, ns->obj[fs_kunit_names[i].dir], name);
-
-		int j;
-
-		if (!d_really_is_positive(d))
-			continue;
-		for (j = 0; j < nr && holders[j] != d_inode(d); j++)
-			;
-		if (j == nr)
-			holders[nr++] = d_inode(d);
-	}
-	for (obj = 0; obj < FS_KUNIT_EVERY_ID; obj++) {
-		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
-			make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj))),
-			holders, nr);
-		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
-			make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj))),
-			holders, nr);
-	}
 }
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_failed_op_changes_nothing);
-
-/* The failure left the filesystem able to do the operation after all. */
-void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test)
-{
-	const struct fs_kunit_ns_param *p = test->param_value;
-	struct fs_kunit_ns *ns = test->priv;
-
-	fs_kunit_ns_arm(ns, p);
-	fs_kunit_ns_run(test, p->fault->op);
-	fs_kunit_quota_fail(ns->stub, 0, -1, FS_KUNIT_ANY_ID);
-	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, p->fault->op), 0);
-}
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_succeeds_once_acquire_works);
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_failed_op_leaves_disk_unchanged);

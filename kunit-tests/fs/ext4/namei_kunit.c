@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests that ext4 and ext3 namespace and setattr operations return the
- * error of dquot_initialize() and change nothing.
+ * KUnit tests that ext4 namespace and setattr operations return the error of
+ * dquot_initialize() and change nothing, and that ext3 volumes are served
+ * by this driver as ext3.
  *
  * Since commit a7cdadee0e89 ("ext4: Handle error from dquot_initialize()")
  * every operation checks each of its dquot_initialize() calls; commit
@@ -13,35 +14,38 @@
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fileattr.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 
 #include "namei_kunit_images.h"
 
-#define EVERY(op)		FS_KUNIT_EVERY(op)
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
 #define CREATES(op)		FS_KUNIT_CREATES(op)
+/* ext4 retries an inode allocation that failed with ENOSPC: its own path. */
+#define NEW_INODE_ENOSPC(_op) \
+	{ .op = (_op), .site = "new inode", .owner = FS_KUNIT_NEW, .err = -ENOSPC }
 
 /* ext4_*() in namei.c and inode.c, __ext4_new_inode() in ialloc.c. */
 static const struct fs_kunit_fault ext4_kunit_faults[] = {
-	CREATES(FS_KUNIT_CREATE), CREATES(FS_KUNIT_MKNOD), CREATES(FS_KUNIT_MKDIR),
-	CREATES(FS_KUNIT_SYMLINK_SHORT), CREATES(FS_KUNIT_SYMLINK_LONG),
-	CREATES(FS_KUNIT_TMPFILE),
-	EVERY(FS_KUNIT_RMDIR), SITE(FS_KUNIT_RMDIR, "dir", FS_KUNIT_D1),
-	SITE(FS_KUNIT_RMDIR, "inode", FS_KUNIT_EMPTY),
-	EVERY(FS_KUNIT_UNLINK), SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1),
-	SITE(FS_KUNIT_UNLINK, "inode", FS_KUNIT_VICTIM),
-	EVERY(FS_KUNIT_LINK), SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
-	EVERY(FS_KUNIT_RENAME), SITE(FS_KUNIT_RENAME, "old dir", FS_KUNIT_D1),
-	SITE(FS_KUNIT_RENAME, "old inode", FS_KUNIT_VICTIM),
-	EVERY(FS_KUNIT_RENAME_ACROSS), SITE(FS_KUNIT_RENAME_ACROSS, "old dir", FS_KUNIT_D1),
-	SITE(FS_KUNIT_RENAME_ACROSS, "old inode", FS_KUNIT_VICTIM),
-	SITE(FS_KUNIT_RENAME_ACROSS, "new dir", FS_KUNIT_D2),
-	EVERY(FS_KUNIT_RENAME_REPLACE), SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
+	CREATES(FS_KUNIT_CREATE), NEW_INODE_ENOSPC(FS_KUNIT_CREATE),
+	CREATES(FS_KUNIT_MKNOD), NEW_INODE_ENOSPC(FS_KUNIT_MKNOD),
+	CREATES(FS_KUNIT_MKDIR), NEW_INODE_ENOSPC(FS_KUNIT_MKDIR),
+	CREATES(FS_KUNIT_SYMLINK), NEW_INODE_ENOSPC(FS_KUNIT_SYMLINK),
+	/*
+	 * A tmpfile's new inode is initialized again when it is opened
+	 * (dquot_file_open()), which fails too: only its dir is a row.
+	 */
+	SITE(FS_KUNIT_TMPFILE, "dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RMDIR, "dir", FS_KUNIT_D1), SITE(FS_KUNIT_RMDIR, "inode", FS_KUNIT_EMPTY),
+	SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1), SITE(FS_KUNIT_UNLINK, "inode", FS_KUNIT_VICTIM),
+	SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
+	SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
 	SITE(FS_KUNIT_RENAME_REPLACE, "old inode", FS_KUNIT_VICTIM),
 	SITE(FS_KUNIT_RENAME_REPLACE, "new dir", FS_KUNIT_D2),
 	SITE(FS_KUNIT_RENAME_REPLACE, "new inode", FS_KUNIT_EXISTING),
-	EVERY(FS_KUNIT_RENAME_EXCHANGE), SITE(FS_KUNIT_RENAME_EXCHANGE, "old dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_RENAME_EXCHANGE, "old dir", FS_KUNIT_D1),
 	SITE(FS_KUNIT_RENAME_EXCHANGE, "new dir", FS_KUNIT_D2),
 	FS_KUNIT_SETATTRS,
 };
@@ -50,30 +54,78 @@ static const struct fs_kunit_ns_suite ext4_kunit_ns = {
 	.fstype = "ext4", .image = &ext4_kunit_image, .options = "",
 };
 
-static const struct fs_kunit_ns_suite ext3_kunit_ns = {
-	.fstype = "ext3", .image = &ext3_kunit_image, .options = "usrquota,grpquota",
-	.quota_files = true,
-};
+FS_KUNIT_NS_SUITE(ext4_kunit, "ext4_dquot", ext4_kunit_faults, &ext4_kunit_ns);
 
-/* ext3 is a name of this driver now, not a driver of its own. */
-static void ext3_volume_is_served_by_ext4(struct kunit *test)
+/*
+ * ext3 volumes, served by this driver under the name ext3 since commit
+ * c290ea01abb7: each case mounts by that name itself.
+ */
+static int ext3_kunit_mount(struct kunit *test, const struct fs_kunit_image *image,
+			    struct vfsmount **mnt)
 {
-	struct fs_kunit_ns *ns = test->priv;
-	struct file_system_type *ext4 = get_fs_type("ext4");
-
-	KUNIT_ASSERT_NOT_NULL(test, ext4);
-	KUNIT_EXPECT_STREQ(test, ns->sb->s_type->name, "ext3");
-	KUNIT_EXPECT_PTR_EQ(test, ns->sb->s_type->init_fs_context, ext4->init_fs_context);
-	KUNIT_EXPECT_PTR_EQ(test, ns->sb->s_type->owner, ext4->owner);
-	module_put(ext4->owner);
+	return fs_kunit_try_mount(test, "ext3", image, 0, "", mnt);
 }
 
-FS_KUNIT_NS_SUITE(ext4_kunit, "ext4_dquot", ext4_kunit_faults, &ext4_kunit_ns);
-FS_KUNIT_NS_SUITE(ext3_kunit, "ext3_dquot", ext4_kunit_faults, &ext3_kunit_ns,
-		  KUNIT_CASE(ext3_volume_is_served_by_ext4));
+static void ext3_volume_is_served_by_ext4(struct kunit *test)
+{
+	struct file_system_type *ext4 = get_fs_type("ext4");
+	struct vfsmount *mnt;
+
+	KUNIT_ASSERT_NOT_NULL(test, ext4);
+	module_put(ext4->owner);
+	KUNIT_ASSERT_EQ(test, ext3_kunit_mount(test, &ext3_kunit_image, &mnt), 0);
+	KUNIT_EXPECT_STREQ(test, mnt->mnt_sb->s_type->name, "ext3");
+	KUNIT_EXPECT_PTR_EQ(test, mnt->mnt_sb->s_type->init_fs_context, ext4->init_fs_context);
+}
+
+/* A volume with features ext3 never had (extents, flex_bg, ...) is not ext3. */
+static void ext3_mount_refuses_ext4_features(struct kunit *test)
+{
+	struct vfsmount *mnt;
+
+	KUNIT_EXPECT_EQ(test, ext3_kunit_mount(test, &ext4_kunit_image, &mnt), -EINVAL);
+}
+
+/*
+ * The driver writes what the volume's features allow, not what it could
+ * write: a file made on an ext3 volume maps its blocks the ext3 way, or
+ * ext3 tools and older kernels could no longer read it.
+ */
+static void ext3_new_file_is_block_mapped(struct kunit *test)
+{
+	static const char data[] = "ext3";
+	struct fileattr fa = {};
+	struct vfsmount *mnt;
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	int err;
+
+	KUNIT_ASSERT_EQ(test, ext3_kunit_mount(test, &ext3_kunit_image, &mnt), 0);
+	file = file_open_root_mnt(mnt, "ext3-file", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	ret = kernel_write(file, data, sizeof(data), &pos);
+	err = vfs_fileattr_get(file->f_path.dentry, &fa);
+	__fput_sync(file);
+	KUNIT_ASSERT_EQ(test, ret, (ssize_t)sizeof(data));
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, fa.flags & FS_EXTENT_FL, "an ext3 file with extents");
+}
+
+static struct kunit_case ext3_kunit_cases[] = {
+	KUNIT_CASE(ext3_volume_is_served_by_ext4),
+	KUNIT_CASE(ext3_mount_refuses_ext4_features),
+	KUNIT_CASE(ext3_new_file_is_block_mapped),
+	{}
+};
+
+static struct kunit_suite ext3_kunit_suite = {
+	.name = "ext3_on_ext4",
+	.test_cases = ext3_kunit_cases,
+};
 
 kunit_test_suites(&ext4_kunit_suite, &ext3_kunit_suite);
 
-MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in ext4 and ext3");
+MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in ext4, and for ext3 volumes");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

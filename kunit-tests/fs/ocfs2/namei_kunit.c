@@ -21,24 +21,20 @@
 
 #include "namei_kunit_images.h"
 
-#define EVERY(op)		FS_KUNIT_EVERY(op)
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
 #define CREATES(op)		FS_KUNIT_CREATES(op)
 
 /* ocfs2_*() in namei.c and file.c. */
 static const struct fs_kunit_fault ocfs2_kunit_faults[] = {
-	CREATES(FS_KUNIT_CREATE), CREATES(FS_KUNIT_MKNOD), CREATES(FS_KUNIT_MKDIR),
-	CREATES(FS_KUNIT_SYMLINK_SHORT), CREATES(FS_KUNIT_SYMLINK_LONG),
-	EVERY(FS_KUNIT_RMDIR), SITE(FS_KUNIT_RMDIR, "dir", FS_KUNIT_D1),
-	EVERY(FS_KUNIT_UNLINK), SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1),
-	EVERY(FS_KUNIT_LINK), SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
-	EVERY(FS_KUNIT_RENAME), SITE(FS_KUNIT_RENAME, "old dir", FS_KUNIT_D1),
-	EVERY(FS_KUNIT_RENAME_ACROSS), SITE(FS_KUNIT_RENAME_ACROSS, "old dir", FS_KUNIT_D1),
-	SITE(FS_KUNIT_RENAME_ACROSS, "new dir", FS_KUNIT_D2),
-	EVERY(FS_KUNIT_RENAME_REPLACE), SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
+	/* ocfs2_create() and ocfs2_mkdir() are ocfs2_mknod() and nothing else. */
+	CREATES(FS_KUNIT_MKNOD), CREATES(FS_KUNIT_SYMLINK),
+	/* ->rmdir is ocfs2_unlink() itself. */
+	SITE(FS_KUNIT_UNLINK, "dir", FS_KUNIT_D1),
+	SITE(FS_KUNIT_LINK, "dir", FS_KUNIT_D2),
+	SITE(FS_KUNIT_RENAME_REPLACE, "old dir", FS_KUNIT_D1),
 	SITE(FS_KUNIT_RENAME_REPLACE, "new dir", FS_KUNIT_D2),
 	FS_KUNIT_SETATTRS,
-	EVERY(FS_KUNIT_OPEN_WRITE), SITE(FS_KUNIT_OPEN_WRITE, "inode", FS_KUNIT_OWNED),
+	SITE(FS_KUNIT_OPEN_WRITE, "inode", FS_KUNIT_OWNED),
 };
 
 static const struct fs_kunit_ns_suite ocfs2_kunit_ns = {

@@ -76,6 +76,7 @@ struct fs_kunit_quota_stub {
 
 struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
 							struct super_block *sb);
+void fs_kunit_unstub_acquire_dquot(struct kunit *test, struct fs_kunit_quota_stub *stub);
 
 static inline void fs_kunit_quota_fail(struct fs_kunit_quota_stub *stub, int err,
 				       int type, qid_t id)
@@ -107,7 +108,7 @@ enum fs_kunit_obj {
 	FS_KUNIT_NR_OBJS,
 	FS_KUNIT_NEW = FS_KUNIT_NR_OBJS,	/* owner of new inodes (the caller) */
 	FS_KUNIT_TARGET,			/* chown/chgrp target */
-	FS_KUNIT_EVERY_ID,			/* the stub fails for every id */
+	FS_KUNIT_NR_IDS,
 };
 
 #define FS_KUNIT_OBJ_UID(obj)	(1101 + (obj))
@@ -115,39 +116,41 @@ enum fs_kunit_obj {
 
 enum fs_kunit_op {
 	FS_KUNIT_CREATE, FS_KUNIT_MKNOD, FS_KUNIT_MKDIR, FS_KUNIT_RMDIR, FS_KUNIT_UNLINK,
-	FS_KUNIT_SYMLINK_SHORT, FS_KUNIT_SYMLINK_LONG, FS_KUNIT_LINK, FS_KUNIT_RENAME,
-	FS_KUNIT_RENAME_ACROSS, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
+	FS_KUNIT_SYMLINK, FS_KUNIT_LINK, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
 	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP, FS_KUNIT_OPEN_WRITE,
 };
 
-/* One dquot_initialize() call of an operation, found by whose dquot fails. */
+/*
+ * One dquot_initialize() (or dqget()) call of an operation, found by whose
+ * dquot fails.  A table has one row per call site and caller: two
+ * operations that reach the same call through the same code are one row.
+ */
 struct fs_kunit_fault {
 	enum fs_kunit_op op;
 	const char *site;	/* e.g. "dir", "new inode" */
 	enum fs_kunit_obj owner;
 	int type;		/* whose dquot fails: USRQUOTA (uid) or GRPQUOTA (gid) */
+	int err;		/* what ->acquire_dquot() returns; 0: -EIO */
 };
 
-/* Rows of a fault table. */
-#define FS_KUNIT_EVERY(op)		{ op, "every id", FS_KUNIT_EVERY_ID }
-#define FS_KUNIT_SITE(op, site, owner)	{ op, site, owner }
-#define FS_KUNIT_CREATES(op)		FS_KUNIT_EVERY(op), FS_KUNIT_SITE(op, "dir", FS_KUNIT_D1), \
-					FS_KUNIT_SITE(op, "new inode", FS_KUNIT_NEW)
 /*
- * chown and chgrp through ->setattr(): the inode's own dquots, and the new
- * owner's or group's, which dquot_transfer() (or the filesystem) takes.
+ * Rows of a fault table.  ENOSPC gets a row of its own only where the code
+ * treats it differently from EIO (ext4 retries an inode allocation).
  */
-#define FS_KUNIT_SETATTRS							\
-	FS_KUNIT_EVERY(FS_KUNIT_CHOWN), FS_KUNIT_SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED), \
+#define FS_KUNIT_SITE(_op, _site, _owner) \
+	{ .op = (_op), .site = (_site), .owner = (_owner) }
+#define FS_KUNIT_CREATES(_op) \
+	FS_KUNIT_SITE(_op, "dir", FS_KUNIT_D1), FS_KUNIT_SITE(_op, "new inode", FS_KUNIT_NEW)
+/*
+ * chown and chgrp through ->setattr(): the inode's own dquots (one call for
+ * both), and the new owner's and the new group's, which dquot_transfer()
+ * (or the filesystem) takes.
+ */
+#define FS_KUNIT_SETATTRS						\
+	FS_KUNIT_SITE(FS_KUNIT_CHOWN, "inode", FS_KUNIT_OWNED),			\
 	FS_KUNIT_SITE(FS_KUNIT_CHOWN, "new owner", FS_KUNIT_TARGET),		\
-	FS_KUNIT_EVERY(FS_KUNIT_CHGRP), FS_KUNIT_SITE(FS_KUNIT_CHGRP, "inode", FS_KUNIT_OWNED), \
-	{ FS_KUNIT_CHGRP, "new group", FS_KUNIT_TARGET, GRPQUOTA }
-
-/* A fault with the error the stub returns: the parameter of the ns cases. */
-struct fs_kunit_ns_param {
-	const struct fs_kunit_fault *fault;
-	int err;
-};
+	{ .op = FS_KUNIT_CHGRP, .site = "new group", .owner = FS_KUNIT_TARGET,	\
+	  .type = GRPQUOTA }
 
 /* What a suite gives the shared cases. */
 struct fs_kunit_ns_suite {
@@ -159,54 +162,57 @@ struct fs_kunit_ns_suite {
 };
 
 struct fs_kunit_ns {
+	const struct fs_kunit_ns_suite *suite;
 	struct super_block *sb;
 	struct vfsmount *mnt;
 	struct dentry *obj[FS_KUNIT_NR_OBJS];
 	struct fs_kunit_quota_stub *stub;
 };
 
-void fs_kunit_ns_params(const struct fs_kunit_fault *faults, int nr,
-			struct fs_kunit_ns_param *params);
-void fs_kunit_ns_param_desc(struct fs_kunit_ns_param *param, char *desc);
+const void *fs_kunit_ns_gen_params(const struct fs_kunit_fault *faults, int nr, bool traced,
+				   const void *prev, char *desc);
 int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite);
 int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op);
 void fs_kunit_ns_op_returns_error(struct kunit *test);
-void fs_kunit_ns_failed_op_changes_nothing(struct kunit *test);
-void fs_kunit_ns_op_succeeds_once_acquire_works(struct kunit *test);
-
-/* The shared cases, each over every fault of a suite's table. */
-#define FS_KUNIT_NS_CASES(gen_params)						\
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_returns_error, gen_params),		\
-	KUNIT_CASE_PARAM(fs_kunit_ns_failed_op_changes_nothing, gen_params),	\
-	KUNIT_CASE_PARAM(fs_kunit_ns_op_succeeds_once_acquire_works, gen_params)
+void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
 
 /*
- * The suite @sym##_suite, named @suite_name: the shared cases over every fault
- * of @faults with EIO and with ENOSPC, then any cases of its own given as
- * further arguments, each on a fresh mount of @ns (a struct
- * fs_kunit_ns_suite *).  A filesystem's file holds its table and this.
+ * The shared cases of the suite @sym##_suite, named @suite_name, over every
+ * row of @faults, then any cases of its own given as further arguments, each
+ * on a fresh mount of @ns (a struct fs_kunit_ns_suite *).  "leaves the disk
+ * unchanged" runs only for operations that leave a trace on the disk when
+ * they wrongly succeed (a tmpfile is gone again once closed; opening a file
+ * writes nothing).
  */
 #define FS_KUNIT_NS_SUITE(sym, suite_name, faults, ns, ...)				\
-	static struct fs_kunit_ns_param sym##_params[2 * ARRAY_SIZE(faults)];	\
-	KUNIT_ARRAY_PARAM(sym, sym##_params, fs_kunit_ns_param_desc);		\
-	static int sym##_suite_init(struct kunit_suite *suite)			\
-	{									\
-		fs_kunit_ns_params(faults, ARRAY_SIZE(faults), sym##_params);	\
-		return 0;							\
-	}									\
-	static int sym##_init(struct kunit *test)				\
-	{									\
-		return fs_kunit_ns_init(test, ns);				\
-	}									\
-	static struct kunit_case sym##_cases[] = {				\
-		FS_KUNIT_NS_CASES(sym##_gen_params), ##__VA_ARGS__,		\
-		{}								\
-	};									\
-	static struct kunit_suite sym##_suite = {				\
-		.name = suite_name,						\
-		.suite_init = sym##_suite_init,					\
-		.init = sym##_init,						\
-		.test_cases = sym##_cases,					\
+	static const void *sym##_all_params(const void *prev, char *desc)		\
+	{										\
+		return fs_kunit_ns_gen_params(faults, ARRAY_SIZE(faults), false,	\
+					      prev, desc);				\
+	}										\
+	static const void *sym##_traced_params(const void *prev, char *desc)		\
+	{										\
+		return fs_kunit_ns_gen_params(faults, ARRAY_SIZE(faults), true,	\
+					      prev, desc);				\
+	}										\
+	static int sym##_init(struct kunit *test)					\
+	{										\
+		return fs_kunit_ns_init(test, ns);					\
+	}										\
+	static struct kunit_case sym##_cases[] = {					\
+		{ .name = "op_returns_dquot_error",					\
+		  .run_case = fs_kunit_ns_op_returns_error,				\
+		  .generate_params = sym##_all_params },				\
+		{ .name = "failed_op_leaves_disk_unchanged",				\
+		  .run_case = fs_kunit_ns_failed_op_leaves_disk_unchanged,		\
+		  .generate_params = sym##_traced_params },				\
+		##__VA_ARGS__,								\
+		{}									\
+	};										\
+	static struct kunit_suite sym##_suite = {					\
+		.name = suite_name,							\
+		.init = sym##_init,							\
+		.test_cases = sym##_cases,						\
 	}
 
 #endif /* _KUNIT_FS_H */
