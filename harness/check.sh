@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make check: the suite in QEMU, the harness's own tests, the documentation
-# check, the images, and the proof that every regression patch is caught.  Each step ends with an
+# check, the counts in the docs, the images, and the proof that every
+# regression patch is caught and every case is named by one.  Each step ends with an
 # "N passed, N failed, N skipped" line; the last line here is their sum.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,8 @@ step harness /usr/bin/python3 harness/tests/run_tests.py
 # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
 step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-kunit}/linux-source-6.12" &&
 	echo "1 passed, 0 failed, 0 skipped" || echo "0 passed, 1 failed, 0 skipped"' 
+# The counts in README.md and docs/design.md are the suite run's.
+step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests
 step regressions /usr/bin/python3 harness/regressions.py
 

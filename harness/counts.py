@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The case counts in README.md and docs/design.md, made from the sources and
+the last suite run, so that they cannot drift.
+
+    counts.py --write   rewrite the blocks between the markers
+    counts.py --check   exit 1 (and say which file) when a block differs
+
+The counts come from results/cases.json of a run of the whole suite (make
+run, or make check's suite step) and the suite names in kunit-tests/.
+"""
+
+import collections
+import glob
+import json
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
+FILES = ('README.md', os.path.join('docs', 'design.md'))
+BEGIN = '<!-- counts: made by harness/counts.py from the sources and the last suite run -->'
+END = '<!-- end of counts -->'
+# A suite's name where its file declares it: .name = "x" or FS_KUNIT_NS_SUITE(sym, "x", ...).
+SUITE = re.compile(r'(?:\.name\s*=\s*|FS_KUNIT_NS_SUITE\(\s*\w+\s*,\s*)"(\w+)"')
+
+
+def suite_files():
+    found = {}
+    for path in sorted(glob.glob(os.path.join(TOP, 'kunit-tests', '**', '*.c'), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        if 'kunit_test_suite' not in text:
+            continue
+        for name in SUITE.findall(text):
+            found[name] = os.path.relpath(path, os.path.join(TOP, 'kunit-tests'))
+    return found
+
+
+def block(cases):
+    files = suite_files()
+    leaves = collections.Counter(c.split('.')[0] for c in cases)
+    tests = collections.defaultdict(set)
+    for c in cases:
+        tests[c.split('.')[0]].add(c.split('.')[1] if '.' in c else '')
+    faults = sum(1 for c in cases if c.split('.')[1:2] == ['op_returns_dquot_error'])
+    patches = len(glob.glob(os.path.join(TOP, 'regressions', '**', '*.patch'), recursive=True))
+    lines = [BEGIN, '',
+             '| suite | file (in `kunit-tests/`) | cases | leaf cases (with parameters) |',
+             '|---|---|---|---|']
+    for suite in leaves:
+        lines.append('| `%s` | `%s` | %d | %d |' % (suite, files.get(suite, '?'), len(tests[suite]),
+                                                   leaves[suite]))
+    lines += ['| all | | %d | %d |' % (sum(len(t) for t in tests.values()), len(cases)), '',
+              '%d leaf cases; the filesystem quota suites test %d distinct faults (one row '
+              'of a fault table each: a call site as one operation reaches it); %d '
+              'regression patches, and `make regressions` fails if a leaf case is named by '
+              'none of them.' % (len(cases), faults, patches),
+              '', END]
+    return '\n'.join(lines)
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else '--check'
+    try:
+        with open(os.path.join(RESULTS, 'cases.json')) as f:
+            run = json.load(f)
+        with open(os.path.join(RESULTS, 'tested.json')) as f:
+            tested = json.load(f)
+    except (OSError, ValueError):
+        print('counts: error: no suite run in %s (make run first)' % RESULTS, file=sys.stderr)
+        return 2
+    if tested.get('filter') or tested.get('extra_patches'):
+        print('counts: error: the last run was filtered or patched: make run without FILTER',
+              file=sys.stderr)
+        return 2
+    want = block([c['name'] for c in run])
+    stale = []
+    for rel in FILES:
+        path = os.path.join(TOP, rel)
+        with open(path) as f:
+            text = f.read()
+        a, b = text.find(BEGIN), text.find(END)
+        if a < 0 or b < a:
+            print('counts: error: %s has no counts block' % rel, file=sys.stderr)
+            return 2
+        new = text[:a] + want + text[b + len(END):]
+        if new != text:
+            stale.append(rel)
+            if mode == '--write':
+                with open(path, 'w') as f:
+                    f.write(new)
+    if mode == '--write':
+        print('counts: rewrote %s' % (', '.join(stale) or 'nothing'))
+        return 0
+    for rel in stale:
+        print('counts: %s disagrees with the sources and the last run: '
+              'run harness/counts.py --write' % rel)
+    print('%d passed, %d failed, 0 skipped' % (len(FILES) - len(stale), len(stale)))
+    return 1 if stale else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
