@@ -40,6 +40,12 @@ baseline and patched results; the exit is 1 unless all is proven.
 
 PATCHES='regressions/quota/0[1-3]* regressions/udf/*' limits the run to
 some patches (then unnamed cases are counted, not failed).
+
+PROVE='quota_dquot.dquot_get_next_*' (make prove FILTER=...) is the loop of
+a contributor who added cases: it runs every patch whose suites the glob
+touches (new ones included), fails if one of the cases the glob matches is
+named by no patch, and for a patch that turned NOISY says which cases it
+now breaks and the Expect-fail: line to add when that is intended.
 """
 
 import contextlib
@@ -124,11 +130,14 @@ def judge(baseline, cases, expect, may=()):
     if stopped_in is not None and stopped_in not in {n for n, _, _ in named}:
         return 'ERROR', 'the kernel stopped in %s, which the header does not name' \
             % stopped_in, named
-    noisy = [n for n, _ in baseline if got.get(n) in bad and n != stopped_in
+    # After the stop nothing ran: what never reported there is not noise.
+    ran = baseline if stopped_in is None else \
+        baseline[:[n for n, _ in baseline].index(stopped_in)]
+    noisy = [n for n, _ in ran if got.get(n) in bad
              and not any(fnmatch.fnmatchcase(n, g) for g in expect)
              and not any(fnmatch.fnmatchcase(n, g) for g in may)]
     if noisy:
-        return 'NOISY', 'also failed: ' + ', '.join(noisy), named
+        return 'NOISY', 'also failed: ' + '; '.join(noisy), named
     if stopped_in is not None:
         return 'caught (crash)', 'the kernel stopped in ' + stopped_in, named
     return 'caught', '', named
@@ -326,6 +335,8 @@ def main():
         print('regressions: error: no patch matches %s' % ' '.join(empty), file=sys.stderr)
         return 2
     every = 'PATCHES' not in os.environ or not os.environ['PATCHES'].strip()
+    prove = os.environ.pop('PROVE', '')
+    os.environ.pop('FILTER', None)  # each run says its own
     rows, failed = [], 0
     # Which cases the series enables, listed once for every patch.
     os.makedirs(os.path.join(RESULTS, 'regressions'), exist_ok=True)
@@ -337,6 +348,13 @@ def main():
     with open(os.environ['ENABLED_CASES']) as f:
         enabled = json.load(f)
     suite_names = {c.split('.')[0] for c in enabled['cases']}
+    scope = None
+    if prove:
+        scope = {c.split('.')[0] for c in enabled['cases'] if ktap.glob_match(prove, c)}
+        if not scope:
+            print('regressions: error: FILTER=%s matches none of the %d enabled cases'
+                  % (prove, len(enabled['cases'])), file=sys.stderr)
+            return 2
     baseline = get_baseline(enabled['stamp'])
     if not baseline:
         print('regressions: error: the baseline run of the series reported nothing',
@@ -351,6 +369,8 @@ def main():
         suites, expect, may, check = header(patch)
         globs += expect
         if check:
+            if scope is not None:
+                continue  # no kernel case can name a documentation check
             verdict, detail, named, seconds = run_check(patch, check)
             done[patch] = verdict, detail, [], seconds
             print('regressions: %s: %s: %s' % (os.path.relpath(patch, TOP), verdict, detail),
@@ -360,11 +380,19 @@ def main():
         else:
             own = {n for n in suite_names if any(fnmatch.fnmatchcase(n, g.split('.')[0])
                                                  for g in suites)}
+            if scope is not None and not own & scope:
+                continue
             infos[patch] = {'glob': cover(own), 'suites': own, 'expect': expect, 'may': may}
             files = subprocess.run(['git', 'apply', '--numstat', patch], capture_output=True,
                                    text=True).stdout.split()[2::3]
             items.append((patch, files, own))
-    unnamed = [n for n, _ in baseline if not named_by(n, globs)]
+    if scope is not None:
+        patches = [p for p in patches if p in done or p in infos]
+        print('regressions: FILTER=%s: %d patches run these suites: %s'
+              % (prove, len(patches), ', '.join(sorted(scope))), flush=True)
+    unnamed = [n for n, _ in baseline if not named_by(n, globs)
+               and (not prove or ktap.glob_match(prove, n.split('.', 2)[0] + '.'
+                                                 + n.split('.', 2)[1]))]
     batches = plan(items)
     t0, k = time.monotonic(), 0
     try:
@@ -384,6 +412,11 @@ def main():
                       '%.0f s per patch)' % (k, len(items), os.path.relpath(p, TOP), verdict,
                                              seconds, shown, caught,
                                              (time.monotonic() - t0) / k), flush=True)
+                if verdict == 'NOISY':
+                    print('regressions: if the bug is meant to fail them, add to its header:\n'
+                          + '\n'.join('  Expect-fail: ' + n
+                                       for n in detail[len('also failed: '):].split('; ')),
+                          flush=True)
         for patch in patches:
             verdict, detail, named, seconds = done[patch]
             failed += not verdict.startswith('caught')
@@ -402,7 +435,7 @@ def main():
           % (len(unnamed), len(baseline), (': ' + ', '.join(unnamed[:20])
                                            + (' ...' if len(unnamed) > 20 else ''))
              if unnamed else ''))
-    if unnamed and every:
+    if unnamed and (every or prove):
         print('regressions: every case must be shown to fail by a patch (see '
               'results/regressions.md)')
         failed += 1

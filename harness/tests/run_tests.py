@@ -114,9 +114,14 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(self.judge(baseline, baseline, ['s.b']), 'ERROR')
 
     def test_crash_in_a_named_case_is_caught_but_said(self):
-        # s.b oopsed: its result and everything after it never came.
-        run = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR'}
+        # s.b oopsed: its result and everything after it never came
+        # (run.py lists the cases that never reported as ERROR).
+        run = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR', 's.c': 'ERROR'}
         self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b']), 'caught (crash)')
+
+    def test_a_case_failing_before_the_crash_is_noise(self):
+        run = {'s.a.EIO': 'FAIL', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR', 's.c': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b']), 'NOISY')
 
     def test_crash_in_an_earlier_unnamed_case_is_no_catch(self):
         # The kernel stopped in s.a's second parameter: s.c never ran.
