@@ -9,13 +9,15 @@
 #   EXTRA_PATCHES  kernel patches applied on top for this run only
 #   TIMEOUT        seconds QEMU may run                       (300)
 #   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
+#   PATCHES        make regressions: only these patches (globs, space-separated)
 
 WORKDIR ?= /var/tmp/fs-kunit
 export WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
 
 PYTHON := /usr/bin/python3
 
-.PHONY: run check deps tree regressions test-harness images check-images series bench clean distclean
+.PHONY: run check deps tree regressions prove regression test-harness images check-images \
+	series bench clean distclean
 
 run: deps
 	$(PYTHON) harness/run.py
@@ -31,6 +33,17 @@ tree: deps
 
 regressions: deps
 	$(PYTHON) harness/regressions.py
+
+# A contributor's loop: the cases FILTER matches must be named by a patch, and
+# every patch of their suites (new ones too) must still be caught.
+prove: deps
+	@test -n "$(FILTER)" || { echo "make prove: say which cases: FILTER='suite.case*'" >&2; exit 2; }
+	PROVE="$(FILTER)" $(PYTHON) harness/regressions.py
+
+# Write a regression patch: NAME=quota/16-what FILES='fs/quota/dquot.c' makes a
+# scratch copy to edit; the same NAME again turns the edit into the patch.
+regression: deps
+	$(PYTHON) harness/newregression.py "$(NAME)" $(FILES)
 
 test-harness:
 	$(PYTHON) harness/tests/run_tests.py

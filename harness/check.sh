@@ -8,14 +8,15 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 mkdir -p results
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 phases=
 
 step() {
-	local name=$1 log=results/check-$1.log rc line
+	local name=$1 log=results/check-$1.log rc line t0=$SECONDS
 	shift
 	echo "== $name: $*"
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
+	phases="$phases $name $((SECONDS - t0)) s,"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1)
 	if [ -z "$line" ]; then
 		echo "check: $name stopped (exit $rc) before it counted anything: see $log"
@@ -37,5 +38,6 @@ step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests
 step regressions /usr/bin/python3 harness/regressions.py
 
+echo "check: time per step:${phases%,} (total $SECONDS s)"
 echo "$passed passed, $failed failed, $skipped skipped" | tee results/check-summary.txt
 [ "$failed" = 0 ]
