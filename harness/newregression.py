@@ -76,9 +76,9 @@ def finish(name, scratch, out):
 Seed: TODO: the commit whose fix this undoes (see ../shared/seeds/)
 Breaks: %s %s
 
-TODO: why the named cases fail.  Suites: was guessed from the directories
-changed (%s): a change to shared code (fs/quota, mm, block) may need
-more suites.  The runner reads Suites:, Expect-fail: and May-fail:; the
+TODO: why the named cases fail.  The suites below are a guess from the
+directories changed (%s); a change to shared code (fs/quota, mm,
+block) may need more.  The runner reads only the field lines below; the
 rest of this header is for people.
 
 Suites: %s

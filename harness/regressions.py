@@ -391,8 +391,7 @@ def main():
         print('regressions: FILTER=%s: %d patches run these suites: %s'
               % (prove, len(patches), ', '.join(sorted(scope))), flush=True)
     unnamed = [n for n, _ in baseline if not named_by(n, globs)
-               and (not prove or ktap.glob_match(prove, n.split('.', 2)[0] + '.'
-                                                 + n.split('.', 2)[1]))]
+               and (not prove or ktap.glob_match(prove, '.'.join(n.split('.', 2)[:2])))]
     batches = plan(items)
     t0, k = time.monotonic(), 0
     try:
@@ -431,8 +430,11 @@ def main():
     if times:
         print('regressions: %d patches, median %.0f s per patch'
               % (len(rows), times[len(times) // 2]))
-    print('regressions: %d of %d leaf cases named by no patch%s'
-          % (len(unnamed), len(baseline), (': ' + ', '.join(unnamed[:20])
+    counted = [n for n, _ in baseline if not prove or ktap.glob_match(
+        prove, '.'.join(n.split('.', 2)[:2]))]
+    print('regressions: %d of %d leaf cases%s named by no patch%s'
+          % (len(unnamed), len(counted), ' FILTER matches' if prove else '',
+             (': ' + ', '.join(unnamed[:20])
                                            + (' ...' if len(unnamed) > 20 else ''))
              if unnamed else ''))
     if unnamed and (every or prove):

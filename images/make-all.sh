@@ -50,8 +50,10 @@ emit fs/udf/super_kunit_images.h "images/make-udf.sh VARIANT" "$@"
 for t in ext4 ext3 ext2; do
 	"$here/make-ext.sh" "$t" "$tmp/$t.img" >/dev/null
 done
-emit fs/ext4/namei_kunit_images.h "images/make-ext.sh ext4|ext3" \
-	ext4_kunit_image="$tmp/ext4.img" ext3_kunit_image="$tmp/ext3.img"
+"$here/make-ext4-quota.sh" "$tmp/project.img" project >/dev/null
+emit fs/ext4/namei_kunit_images.h "images/make-ext.sh ext4|ext3; images/make-ext4-quota.sh OUT project" \
+	ext4_kunit_image="$tmp/ext4.img" ext3_kunit_image="$tmp/ext3.img" \
+	ext4_kunit_project_image="$tmp/project.img"
 emit fs/ext2/namei_kunit_images.h "images/make-ext.sh ext2" ext2_kunit_image="$tmp/ext2.img"
 
 for t in reiserfs jfs ocfs2; do

@@ -18,6 +18,8 @@
 #include <linux/fileattr.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/quotaops.h>
 
 #include "namei_kunit_images.h"
 
@@ -124,7 +126,58 @@ static struct kunit_suite ext3_kunit_suite = {
 	.test_cases = ext3_kunit_cases,
 };
 
-kunit_test_suites(&ext4_kunit_suite, &ext3_kunit_suite);
+/*
+ * Project quota: an image with the project feature, project quota on at
+ * mount, and /owned in project 0.  FS_IOC_FSSETXATTR moves a file to
+ * another project with ext4_ioctl_setproject(), which takes the new
+ * project's dquot with its own dqget().
+ */
+#define EXT4_KUNIT_PROJECT	7
+
+KUNIT_DEFINE_ACTION_WRAPPER(ext4_kunit_path_put, path_put, const struct path *);
+
+/*
+ * The new project's dquot cannot be read: the file stays in its project,
+ * whose usage it is charged to, and the error is returned.  Only -ESRCH,
+ * project quota off, lets the project change with no usage to move.
+ */
+static void setproject_fails_on_acquire_error(struct kunit *test)
+{
+	struct fs_kunit_quota_stub *stub;
+	struct vfsmount *mnt;
+	struct fileattr fa;
+	struct path *path;
+	int err;
+
+	path = kunit_kzalloc(test, sizeof(*path), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, path);
+	mnt = fs_kunit_mount(test, "ext4", &ext4_kunit_project_image, 0, "");
+	KUNIT_ASSERT_TRUE(test, sb_has_quota_active(mnt->mnt_sb, PRJQUOTA));
+	KUNIT_ASSERT_EQ(test, vfs_path_lookup(mnt->mnt_root, mnt, "owned", 0, path), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, ext4_kunit_path_put, path), 0);
+	stub = fs_kunit_stub_acquire_dquot(test, mnt->mnt_sb);
+	fs_kunit_quota_fail(stub, -EIO, PRJQUOTA, EXT4_KUNIT_PROJECT);
+	fileattr_fill_xflags(&fa, 0);
+	fa.fsx_projid = EXT4_KUNIT_PROJECT;
+	err = vfs_fileattr_set(&nop_mnt_idmap, path->dentry, &fa);
+	fs_kunit_quota_fail(stub, 0, -1, FS_KUNIT_ANY_ID);
+	KUNIT_EXPECT_EQ(test, err, -EIO);
+	KUNIT_EXPECT_GT_MSG(test, stub->failed, 0, "the new project's dquot was never acquired");
+	KUNIT_ASSERT_EQ(test, vfs_fileattr_get(path->dentry, &fa), 0);
+	KUNIT_EXPECT_EQ_MSG(test, fa.fsx_projid, 0, "the project changed, its usage did not");
+}
+
+static struct kunit_case ext4_project_kunit_cases[] = {
+	KUNIT_CASE(setproject_fails_on_acquire_error),
+	{}
+};
+
+static struct kunit_suite ext4_project_kunit_suite = {
+	.name = "ext4_project_dquot",
+	.test_cases = ext4_project_kunit_cases,
+};
+
+kunit_test_suites(&ext4_kunit_suite, &ext3_kunit_suite, &ext4_project_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in ext4, and for ext3 volumes");
 MODULE_LICENSE("GPL");
