@@ -3,8 +3,10 @@
 # make bench: how long the things a developer waits for take on this machine.
 # Medians of REPEAT runs (default 3) of the developer's loop on one suite
 # (BENCH_FILTER, default quota_dquot: the file edited is that suite's), and
-# the whole suite's time inside QEMU.  COLD=1 also times a cold make run (an
-# empty WORKDIR: extract, build, run), once, in a scratch WORKDIR.
+# the whole suite's time inside QEMU, and the compile cache's hits over the
+# loop.  COLD=1 also times a cold make run (an empty WORKDIR: extract, build,
+# run), once, in a scratch WORKDIR; CHECK=1 times make check on a fresh clone
+# with this WORKDIR kept, once.
 # A benchmark, not a test: it judges nothing.  Output: results/bench.md.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +42,10 @@ kunit_exec() {
 		"$BENCH_FILTER")
 }
 
+ccache_stat() {  # ccache_stat FIELD: a counter of the shared cache
+	CCACHE_DIR=$WORKDIR/ccache ccache --print-stats 2>/dev/null | awk -v k="$1" '$1 == k {print $2}'
+}
+h0=$(ccache_stat direct_cache_hit) m0=$(ccache_stat cache_miss)
 declare -a exec_t same_t edit_t suite_t
 for i in $(seq "$REPEAT"); do
 	exec_t+=("$(timed kunit_exec)")
@@ -51,6 +57,7 @@ done
 cp "$saved" "$test_file"
 make -s run >> results/bench.log 2>&1 || true
 
+hits=$(( $(ccache_stat direct_cache_hit) - ${h0:-0} )) misses=$(( $(ccache_stat cache_miss) - ${m0:-0} ))
 m_exec=$(printf '%s\n' "${exec_t[@]}" | median)
 m_same=$(printf '%s\n' "${same_t[@]}" | median)
 m_edit=$(printf '%s\n' "${edit_t[@]}" | median)
@@ -61,18 +68,27 @@ if [ "${COLD:-0}" = 1 ]; then
 	cold=$(WORKDIR=$scratch timed make -s run)
 	rm -rf "$scratch"
 fi
+check=n/a
+if [ "${CHECK:-0}" = 1 ]; then
+	clone=$(mktemp -d /var/tmp/fs-kunit-bench-clone.XXXXXX)
+	git clone -q "$top" "$clone/repo"
+	check=$(cd "$clone/repo" && timed make -s check)
+	rm -rf "$clone"
+fi
 {
 	echo "| what | median of $REPEAT (s) | target |"
 	echo "|---|---|---|"
 	printf '| bare kunit.py exec of the built kernel, %s | %.1f | |\n' "$BENCH_FILTER" "$m_exec"
-	printf '| make run FILTER=%s, nothing changed | %.1f (%.2fx exec) | within 1.3x exec |\n' \
+	printf '| make run FILTER=%s, nothing changed | %.1f (%.2fx exec) | at most 1.3x exec |\n' \
 		"$BENCH_FILTER" "$m_same" "$(echo "$m_same / $m_exec" | bc -l)"
-	printf '| edit %s, make run FILTER=%s | %.1f | within 30 s |\n' "$test_file" \
+	printf '| edit %s, make run FILTER=%s | %.1f | at most 20 s |\n' "$test_file" \
 		"$BENCH_FILTER" "$m_edit"
 	printf '| %s inside QEMU (first KTAP line to last result) | %.1f | |\n' "$BENCH_FILTER" \
 		"$m_suite"
 	printf '| the whole suite inside QEMU, once | %.1f | |\n' "$whole"
-	echo "| cold make run (COLD=1: empty WORKDIR) | $cold | within 480 s |"
+	echo "| cold make run (COLD=1: empty WORKDIR, packages installed) | $cold | at most 600 s |"
+	echo "| make check, fresh clone, WORKDIR kept (CHECK=1) | $check | at most 1800 s |"
+	echo "| compile cache over the edit loop: hits / misses | $hits / $misses | |"
 	echo
 	echo "$(nproc) cores; $(dpkg-query -W -f='${Version}' linux-source-6.12) ; $(date -u +%F)"
 } | tee results/bench.md

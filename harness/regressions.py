@@ -311,14 +311,14 @@ def patch_list():
     return sorted(patches), empty
 
 
-def write_report(rows, baseline, unnamed):
+def write_report(rows, counted, unnamed, prove=''):
     with open(os.path.join(RESULTS, 'regressions.md'), 'w') as f:
         f.write('# Regression proof\n\n| patch | verdict | seconds | detail |\n'
                 '|---|---|---|---|\n')
         for rel, verdict, seconds, detail, _ in rows:
             f.write('| %s | %s | %.0f | %s |\n' % (rel, verdict, seconds, detail))
-        f.write('\n%d leaf cases in the baseline, %d named by no patch\n'
-                % (len(baseline), len(unnamed)))
+        f.write('\n%d leaf cases in the baseline%s, %d named by no patch\n'
+                % (len(counted), ' that FILTER=%s matches' % prove if prove else '', len(unnamed)))
         for name in unnamed:
             f.write('- unnamed: %s\n' % name)
         f.write('\n## Named cases: baseline -> with the patch\n')
@@ -425,13 +425,13 @@ def main():
         subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],
                        stdout=subprocess.DEVNULL)
     os.makedirs(RESULTS, exist_ok=True)
-    write_report(rows, baseline, unnamed)
+    counted = [n for n, _ in baseline if not prove or ktap.glob_match(
+        prove, '.'.join(n.split('.', 2)[:2]))]
+    write_report(rows, counted, unnamed, prove)
     times = sorted(r[2] for r in rows if r[2])
     if times:
         print('regressions: %d patches, median %.0f s per patch'
               % (len(rows), times[len(times) // 2]))
-    counted = [n for n, _ in baseline if not prove or ktap.glob_match(
-        prove, '.'.join(n.split('.', 2)[:2]))]
     print('regressions: %d of %d leaf cases%s named by no patch%s'
           % (len(unnamed), len(counted), ' FILTER matches' if prove else '',
              (': ' + ', '.join(unnamed[:20])
