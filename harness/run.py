@@ -284,9 +284,18 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
     tree = tree_path()
     try:
+        phases, t = [], time.monotonic()
+
+        def phase(name):
+            nonlocal t
+            phases.append('%s %.0f s' % (name, time.monotonic() - t))
+            t = time.monotonic()
         tree_id = tree_sync(EXTRA)
+        phase('tree')
         stamp = build(tree, tree_id)
+        phase('build')
         cases = enabled_cases(tree, stamp)
+        phase('case list')
         if os.environ.get('LIST_ONLY') == '1':
             with open(os.path.join(RESULTS, 'enabled-cases.json'), 'w') as f:
                 json.dump({'stamp': stamp, 'cases': cases}, f)
@@ -297,6 +306,8 @@ def main():
                            % (FILTER, len(cases), cases[0].split('.')[0] + '.*'))
         info = write_provenance(tree, tree_id, stamp, expected)
         counts = execute(tree, expected, info)
+        phase('tests')
+        say('time per phase: ' + ', '.join(phases))
     except RunError as e:
         print('run: error: %s' % e, file=sys.stderr)
         return 2
