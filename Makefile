@@ -4,6 +4,7 @@
 #   make check    make run + the harness's own tests + the regression proof (what CI runs)
 #
 # Settings (environment or make VAR=...):
+#   PROFILE        default, or debug: KASAN, kmemleak, lockdep... (kunitconfig.debug)
 #   WORKDIR        where the kernel tree and build live      (/var/tmp/fs-kunit)
 #   FILTER         kunit.py filter glob, e.g. 'quota_dquot.dqget_*'
 #   EXTRA_PATCHES  kernel patches applied on top for this run only
@@ -12,7 +13,7 @@
 #   PATCHES        make regressions: only these patches (globs, space-separated)
 
 WORKDIR ?= /var/tmp/fs-kunit
-export WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
+export PROFILE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
 
 PYTHON := /usr/bin/python3
 

@@ -2,10 +2,12 @@
 """KTAP from a kernel console log -> result tree, JUnit XML and the CI summary.
 
 kunit.py already parses KTAP and writes KernelCI JSON; we keep our own small
-parser for two things it does not give us: JUnit XML, and counts taken from
-the kernel's own result lines (kunit.py's totals go wrong when a description
+parser for what it does not give us: JUnit XML, counts taken from the
+kernel's own result lines (kunit.py's totals go wrong when a description
 ends in a newline, and it cannot name cases that never reported because the
-kernel died).  It runs without a kernel tree, so the harness tests need none.
+kernel died), and the kernel's own reports (KASAN, lockdep, a leak...) held
+against the case that caused them.  It runs without a kernel tree, so the
+harness tests need none.
 """
 
 import fnmatch
@@ -23,6 +25,21 @@ _SUBTEST = re.compile(r'^(\s*)# Subtest: (\S+)')
 _PLAN = re.compile(r'^(\s*)1\.\.(\d+)')
 _RESULT = re.compile(r'^(\s*)(ok|not ok) \d+ (?:- )?([^#]*?)\s*(?:#\s*(\S+)\s*(.*))?$')
 
+# The first line of a report by one of the kernel's checkers (KASAN, KFENCE,
+# UBSAN, lockdep, debugobjects, the hung-task detector), of a WARN() or a
+# BUG().  A case during which one is printed failed, whatever its
+# expectations said: these are the bugs a return value does not show.
+_REPORT = re.compile(r'^(BUG: |WARNING: |UBSAN: |kernel BUG at |ODEBUG: |INFO: task |'
+                     r'refcount_t: |list_(add|del) corruption)')
+# A leak is printed by a later kmemleak scan (at the end of a suite), so it is
+# blamed by who allocated it: the case whose thread it was (each case prints
+# its pid, see fs_kunit_leak_mark()), else the case running at that jiffy.
+_LEAK = re.compile(r'^kmemleak: unreferenced object (0x[0-9a-f]+) \(size (\d+)\)')
+_LEAK_WHO = re.compile(r'^kmemleak:\s+comm "([^"]*)", pid (\d+), jiffies (\d+)')
+_LEAK_LINE = re.compile(r'^kmemleak: ')
+_COUNTS = re.compile(r'^# \S+: pass:\d+ fail:\d+')
+_CASE_PID = re.compile(r'# \S+: kmemleak: case pid (\d+), jiffies (\d+)')
+
 
 @dataclass
 class Test:
@@ -32,6 +49,7 @@ class Test:
     log: List[str] = field(default_factory=list)
     children: List['Test'] = field(default_factory=list)
     expected: Optional[int] = None  # from the "1..N" plan
+    reports: List[str] = field(default_factory=list)  # first lines of the kernel's reports
 
 
 def _strip(line: str) -> str:
@@ -98,7 +116,70 @@ def parse(lines: Iterable[str]) -> Optional[List[Test]]:
     top = pending.get(0, [])
     if log and top:
         top[-1].log.extend(log)
+    blame_reports(top)
     return top
+
+
+def require_leak_scans(suites: List[Test]) -> None:
+    """On a kmemleak kernel a suite that did not scan (fs_kunit_leak_scan())
+    has checked no case for leaks: that fails the suite, not silently."""
+    for suite in suites:
+        if suite.status != ERROR and not any(
+                line.strip() == suite.name + ': kmemleak scan done' for line in suite.log):
+            _fail(suite, 'no kmemleak scan at the end of the suite')
+
+
+def _walk(tests):
+    for test in tests:
+        yield test
+        yield from _walk(test.children)
+
+
+def _fail(test, report, lines=()):
+    """@test failed because the kernel reported @report (its first line)."""
+    test.reports.append(report)
+    test.log.extend(lines)
+    if test.status in (PASS, SKIP):
+        test.status, test.reason = FAIL, 'kernel report: ' + report
+
+
+def blame_reports(suites: List[Test]) -> None:
+    """Fail each test during which the kernel printed a report.
+
+    A report is printed by the thread that ran into the bug, before the
+    case's result line, so it sits in that case's log; one printed between
+    cases (a suite's exit, an unmount's work item) fails the enclosing test,
+    which is then reported as a leaf of its own.  Leaks are printed by a scan
+    that runs later, and go to the case that allocated the object."""
+    marks, leaks = [], []  # (jiffies, pid, test) of each case; (lines, pid, jiffies)
+    for test in _walk(suites):
+        leak = None
+        for line in test.log:
+            m = _CASE_PID.search(line)
+            if m:
+                marks.append((int(m.group(2)), int(m.group(1)), test))
+            if _LEAK.match(line):
+                leak = [line, 0, 0]
+                leaks.append(leak)
+            elif leak and _LEAK_LINE.match(line) and 'suspected memory leak' not in line:
+                leak[0] += '\n' + line
+                m = _LEAK_WHO.match(line)
+                if m:
+                    leak[1:] = int(m.group(2)), int(m.group(3))
+            else:
+                leak = None
+                if _REPORT.match(line):
+                    _fail(test, line)
+    by_pid = {pid: test for _, pid, test in marks}
+    marks.sort(key=lambda m: m[0])
+    for text, pid, jiffies in leaks:
+        test = by_pid.get(pid)
+        if test is None:
+            earlier = [t for j, _, t in marks if j <= jiffies]
+            test = earlier[-1] if earlier else suites[0]
+        first = text.split('\n', 1)[0][len('kmemleak: '):]
+        _fail(test, 'kmemleak: ' + first, ['leaked (blamed on this case by its pid or its time):']
+              + text.split('\n'))
 
 
 def _close_deeper(pending, opened, plans, depth):
@@ -117,8 +198,9 @@ def leaves(suites: List[Test]):
         if test.children:
             for child in test.children:
                 yield from walk(path, child)
-            if test.status == ERROR and prefix:
-                # A case that died part-way through its parameters.
+            if (test.status == ERROR and prefix) or test.reports:
+                # A case that died part-way through its parameters, or a
+                # report between cases.
                 yield '.'.join(path), test
         else:
             yield '.'.join(path), test
@@ -129,6 +211,9 @@ def leaves(suites: List[Test]):
         else:
             for case in suite.children:
                 yield from walk([suite.name], case)
+            if suite.reports and suite.status != ERROR:
+                # A report between its cases (a crash has its own errors).
+                yield suite.name, suite
 
 
 def glob_match(pattern: str, name: str) -> bool:
@@ -194,6 +279,56 @@ def junit(suites: List[Test], missing: List[str], properties: Dict[str, str]) ->
         el.set('skipped', str(tally[SKIP]))
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def _failed(test: Test) -> bool:
+    return test.status in (FAIL, ERROR) or any(_failed(c) for c in test.children)
+
+
+def to_ktap(suites: List[Test]) -> List[str]:
+    """The result tree as KTAP, with the verdicts given here: a case the
+    kernel called ok but during which it printed a report is "not ok", and
+    what the kernel printed during a test comes before its result line as
+    diagnostics (for kunit.ktap; kunit.py parse reads it)."""
+    out = ['KTAP version 1', '1..%d' % len(suites)]
+
+    def emit(test, number, indent):
+        if test.children:
+            inner = indent + '    '
+            out.extend([inner + 'KTAP version 1', inner + '# Subtest: ' + test.name,
+                        inner + '1..%d' % max(test.expected or 0, len(test.children))])
+            for i, child in enumerate(test.children, 1):
+                emit(child, i, inner)
+        for line in test.log:
+            line = line.strip()
+            if _COUNTS.match(line):
+                continue  # the kernel's tally, which a report may have made wrong
+            out.append(indent + (line if line.startswith('#') else '# ' + line))
+        directive = ''
+        if test.status == SKIP:
+            directive = ' # SKIP ' + test.reason
+        elif test.reason:
+            directive = ' # ' + test.reason
+        out.append('%s%s %d %s%s' % (indent, 'not ok' if _failed(test) else 'ok', number,
+                                     test.name, directive.rstrip()))
+    for i, suite in enumerate(suites, 1):
+        emit(suite, i, '')
+    return out
+
+
+def mark_json(group: dict, suites: List[Test]) -> dict:
+    """kunit.py's KernelCI JSON with the cases failed by a kernel report
+    marked FAIL too (kunit.py only reads the result lines)."""
+    failed = {path for path, test in leaves(suites) if test.reports}
+
+    def walk(g, prefix):
+        for case in g.get('test_cases', []):
+            if '.'.join(prefix + [case['name']]) in failed:
+                case['status'] = 'FAIL'
+        for sub in g.get('sub_groups', []):
+            walk(sub, prefix + [sub['name']])
+    walk(group, [])
+    return group
 
 
 def ktap_only(lines: Iterable[str]) -> List[str]:

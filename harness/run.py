@@ -4,7 +4,7 @@
 boot the kernel under QEMU through kunit.py and write results/.
 
 Settings come from the environment (the Makefile passes them through):
-WORKDIR, BUILD_DIR, RESULTS, FILTER, EXTRA_PATCHES, TIMEOUT, JOBS,
+PROFILE, WORKDIR, BUILD_DIR, RESULTS, FILTER, EXTRA_PATCHES, TIMEOUT, JOBS,
 KUNITCONFIG, KUNIT_QEMU_ACCEL.
 """
 
@@ -24,15 +24,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A profile is a kernel configuration with its own build directory and
+# results: the fragments added to kunitconfig, the kernel's command line, and
+# how long QEMU may take.  'debug' adds the checkers of kunitconfig.debug;
+# kmemleak.verbose=1 makes a scan print each leak (see kunit_fs_leak_scan()).
+PROFILES = {
+    'default': {'fragments': [], 'kernel_args': [], 'timeout': 300},
+    'debug': {'fragments': ['kunitconfig.debug'], 'kernel_args': ['kmemleak.verbose=1'],
+              'timeout': 1200},
+}
+PROFILE = os.environ.get('PROFILE') or 'default'
+if PROFILE not in PROFILES:
+    sys.exit('run: error: PROFILE=%s is not a profile (there are: %s)'
+             % (PROFILE, ', '.join(PROFILES)))
+_P = PROFILES[PROFILE]
+_SUFFIX = '' if PROFILE == 'default' else '-' + PROFILE
+
 WORKDIR = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
-BUILD_DIR = os.environ.get('BUILD_DIR') or os.path.join(WORKDIR, 'build')
+BUILD_DIR = os.environ.get('BUILD_DIR') or os.path.join(WORKDIR, 'build' + _SUFFIX)
 CCACHE_DIR = os.path.join(WORKDIR, 'ccache')
-RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
+RESULTS = os.environ.get('RESULTS') or os.path.join(
+    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]))
 KUNITCONFIG = os.path.abspath(os.environ.get('KUNITCONFIG') or os.path.join(TOP, 'kunitconfig'))
+KUNITCONFIGS = [KUNITCONFIG] + [os.path.join(TOP, f) for f in _P['fragments']]
+KERNEL_ARGS = _P['kernel_args']
 QEMU_CONFIG = os.path.join(TOP, 'qemu-configs', 'x86_64.py')
 FILTER = os.environ.get('FILTER', '')
 EXTRA = os.environ.get('EXTRA_PATCHES', '')
-TIMEOUT = int(os.environ.get('TIMEOUT') or 300)
+TIMEOUT = int(os.environ.get('TIMEOUT') or _P['timeout'])
 JOBS = os.environ.get('JOBS') or str(os.cpu_count() + 1)
 
 
@@ -64,6 +84,8 @@ def kunit(tree, *args, stdout=None):
     and QEMU, instead of building on in a build directory we no longer lock."""
     cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args,
            '--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
+    if args[0] == 'exec':
+        cmd += ['--kernel_args=' + arg for arg in KERNEL_ARGS]
     if args[0] == 'build':
         # Every build directory (profiles, regression patches) shares one
         # cache: what another configuration already compiled is not compiled again.
@@ -89,21 +111,23 @@ def read(path):
 
 def build_stamp(tree_id):
     h = hashlib.sha256()
-    for part in (tree_id.encode(), read(KUNITCONFIG), read(QEMU_CONFIG)):
+    parts = [tree_id.encode(), read(QEMU_CONFIG), ' '.join(KERNEL_ARGS).encode()]
+    for part in parts + [read(path) for path in KUNITCONFIGS]:
         h.update(part + b'\0')
     return h.hexdigest()
 
 
 class Progress(threading.Thread):
-    """One line now and then while make runs: objects compiled so far against
-    the count of the last build in this directory, elapsed time, and what is
-    probably left.  A terminal gets the line rewritten every few seconds; a
+    """One line now and then while make runs: objects compiled so far, elapsed
+    time and, in a cold build, what is probably left against the count of
+    the last cold build in this directory.  A terminal gets the line rewritten every few seconds; a
     log (CI) a new line every 30 s."""
 
     def __init__(self, count_file):
         super().__init__(daemon=True)
         self.count_file, self.t0, self.done = count_file, time.time(), threading.Event()
         self.tty = sys.stdout.isatty()
+        self.cold = not os.path.exists(os.path.join(BUILD_DIR, 'vmlinux'))
         with contextlib.suppress(OSError, ValueError):
             self.last = int(read(count_file))
             return
@@ -121,7 +145,9 @@ class Progress(threading.Thread):
     def line(self):
         n, t = self.compiled(), time.time() - self.t0
         msg = 'build: %d objects compiled' % n
-        if self.last:
+        # Only a cold build compiles all of them: an incremental one has no
+        # estimate worth printing.
+        if self.last and self.cold:
             msg += ' of about %d' % self.last
             if n:
                 msg += ', about %.0f s left' % max(0, t * (self.last - n) / n)
@@ -140,7 +166,7 @@ class Progress(threading.Thread):
         if self.tty:
             sys.stdout.write('\n')
         n = self.compiled()
-        if ok and n:
+        if ok and n and self.cold:
             with open(self.count_file, 'w') as f:
                 f.write(str(n))
 
@@ -157,11 +183,12 @@ def build(tree, tree_id):
     os.makedirs(BUILD_DIR, exist_ok=True)
     with contextlib.suppress(OSError):
         os.unlink(stamp_file)
-    say('building (incremental) in ' + BUILD_DIR)
+    say('building (incremental, profile %s) in %s' % (PROFILE, BUILD_DIR))
     t = time.monotonic()
     progress = Progress(os.path.join(BUILD_DIR, '.fs-kunit-objects'))
     progress.start()
-    rc = kunit(tree, 'build', '--kunitconfig=' + KUNITCONFIG, '--jobs=' + JOBS).returncode
+    rc = kunit(tree, 'build', *['--kunitconfig=' + path for path in KUNITCONFIGS],
+               '--jobs=' + JOBS).returncode
     progress.stop(rc == 0)
     if rc:
         raise RunError('the kernel did not build (errors above)%s'
@@ -185,7 +212,7 @@ def enabled_cases(tree, stamp):
         data = json.loads(read(cache))
         if data['stamp'] == stamp:
             return data['cases']
-    proc = kunit(tree, 'exec', '--list_tests', '--timeout=120', stdout=subprocess.PIPE)
+    proc = kunit(tree, 'exec', '--list_tests', '--timeout=300', stdout=subprocess.PIPE)
     cases = [line for line in proc.stdout.splitlines()
              if re.match(r'^[^\s.]+\.[^\s.]+$', line)]
     if proc.returncode or not cases:
@@ -206,7 +233,8 @@ def write_provenance(tree, tree_id, stamp, cases):
         'stamp': stamp,  # same stamp, same kernel: make regressions reuses this run
         'series': [p[0] for p in series if p],
         'extra_patches': EXTRA.split(),
-        'kunitconfig': os.path.relpath(KUNITCONFIG, TOP),
+        'profile': PROFILE,
+        'kunitconfig': ' '.join(os.path.relpath(path, TOP) for path in KUNITCONFIGS),
         'filter': FILTER,
         'accel': os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg',
         'cases': cases,
@@ -232,20 +260,27 @@ def execute(tree, expected, info):
     log = read(console).decode(errors='replace').splitlines()
     with open(os.path.join(RESULTS, 'console.log'), 'w') as f:
         f.write('\n'.join(log) + '\n')
-    with open(os.path.join(RESULTS, 'kunit.ktap'), 'w') as f:
-        f.write('\n'.join(ktap.ktap_only(log)) + '\n')
     suites = ktap.parse(log)
     if suites is None:
         raise RunError('the kernel printed no KTAP: did it boot? log kept in %s/console.log'
                        % RESULTS)
+    if any(arg.startswith('kmemleak.') for arg in KERNEL_ARGS):
+        ktap.require_leak_scans(suites)
+    with open(os.path.join(RESULTS, 'kunit.ktap'), 'w') as f:
+        f.write('\n'.join(ktap.to_ktap(suites)) + '\n')
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(RESULTS, 'kunit.json')) as f:
+            data = json.load(f)
+        with open(os.path.join(RESULTS, 'kunit.json'), 'w') as f:
+            json.dump(ktap.mark_json(data, suites), f, indent=4)
     missing = ktap.missing_cases(suites, expected)
     props = {'version': info['version'], 'tree': info['tree'],
              'extra_patches': ' '.join(info['extra_patches'])}
     ktap.junit(suites, missing, props).write(os.path.join(RESULTS, 'junit.xml'),
                                              encoding='unicode', xml_declaration=True)
     counts = ktap.count(suites, missing)
-    cases = [{'name': path, 'status': test.status, 'reason': test.reason}
-             for path, test in ktap.leaves(suites)]
+    cases = [{'name': path, 'status': test.status, 'reason': test.reason,
+              'reports': test.reports} for path, test in ktap.leaves(suites)]
     cases += [{'name': name, 'status': ktap.ERROR, 'reason': 'never reported'}
               for name in missing]
     with open(os.path.join(RESULTS, 'cases.json'), 'w') as f:

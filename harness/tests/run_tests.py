@@ -74,6 +74,31 @@ class KtapTest(unittest.TestCase):
             root = ET.parse(f.name).getroot()
         self.assertEqual(root.find('testsuite').get('failures'), '1')
 
+    def test_kernel_reports_fail_the_case_that_caused_them(self):
+        suites, _, counts, tree = self.convert('reports.log')
+        status = {path: (t.status, t.reason) for path, t in ktap.leaves(suites)}
+        self.assertEqual(ktap.summary_line(counts), '3 passed, 4 failed, 0 skipped')
+        for passed in ('clean_case', 'param_case.EIO', 'after_leak'):
+            self.assertEqual(status['demo_suite.' + passed][0], ktap.PASS, passed)
+        # KASAN and lockdep: in the log of the case that was running
+        self.assertIn('BUG: KASAN: slab-use-after-free', status['demo_suite.kasan_case'][1])
+        self.assertIn('possible circular locking', status['demo_suite.param_case.ENOSPC'][1])
+        # a leak printed at the end of the suite: the case whose thread allocated it
+        self.assertIn('kmemleak: unreferenced object 0xffff888004c0a000',
+                      status['demo_suite.leaky_case'][1])
+        failure = tree.find('.//testcase[@name="leaky_case"]/failure')
+        self.assertIn('ext4_symlink', failure.text)
+        # a leak from a work item: the case that was running when it was allocated
+        self.assertIn('0xffff888004c0b000', status['demo_suite.worker_leak_case'][1])
+
+    def test_a_suite_that_did_not_scan_for_leaks_fails(self):
+        scanned = ktap.parse(load('reports.log'))
+        ktap.require_leak_scans(scanned)
+        self.assertEqual(scanned[0].reports, [])
+        unscanned = ktap.parse(load('one-failure.log'))
+        ktap.require_leak_scans(unscanned)
+        self.assertIn('demo_suite', [path for path, _ in ktap.leaves(unscanned)])
+
     def test_filter_glob_follows_kunit(self):
         self.assertTrue(ktap.glob_match('quota_dquot', 'quota_dquot.dqget_x'))
         self.assertTrue(ktap.glob_match('quota_*.dqget_*', 'quota_dquot.dqget_x'))
@@ -85,11 +110,12 @@ class JudgeTest(unittest.TestCase):
     """The verdicts of the regression proof: a named case must pass without
     the patch and fail with it; a crash proves only the case it stopped in."""
 
-    def judge(self, baseline, run, expect, may=()):
+    def judge(self, baseline, run, expect, may=(), report='', reports=None):
         import regressions
         base = [(n, st) for n, st in baseline.items()]
-        cases = [{'name': n, 'status': st} for n, st in run.items()]
-        return regressions.judge(base, cases, expect, may)[0]
+        cases = [{'name': n, 'status': st, 'reports': (reports or {}).get(n, [])}
+                 for n, st in run.items()]
+        return regressions.judge(base, cases, expect, may, report)[0]
 
     ALL_PASS = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'PASS', 's.c': 'PASS'}
 
@@ -137,6 +163,15 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(self.judge(self.ALL_PASS, run, ['s.*']), 'ERROR')
         self.assertEqual(self.judge(self.ALL_PASS, run, ['s']), 'ERROR')
 
+    def test_an_expected_report_must_be_the_reason(self):
+        # A use-after-free only KASAN sees: failing for another reason is no catch.
+        run = dict(self.ALL_PASS, **{'s.b': 'FAIL'})
+        kasan = {'s.b': ['BUG: KASAN: slab-use-after-free in ocfs2_rename+0x1/0x2']}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b'], report='BUG: KASAN'),
+                         'MISSED')
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b'], report='BUG: KASAN',
+                                    reports=kasan), 'caught')
+
     def test_a_glob_that_names_nothing_is_an_error(self):
         self.assertEqual(self.judge(self.ALL_PASS, self.ALL_PASS, ['s.typo']), 'ERROR')
 
@@ -155,6 +190,8 @@ class HeaderTest(unittest.TestCase):
             with self.subTest(patch=os.path.relpath(p, TOP)):
                 self.assertTrue(check or (suites and expect))
                 self.assertFalse([g for g in expect if regressions.whole_suite(g)])
+                # a typo in Profile: would leave the patch out of every proof
+                self.assertIn(regressions.profile(p), ('default', 'debug'))
 
 
 class PlanTest(unittest.TestCase):
