@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make check: the suite in QEMU, the harness's own tests, the documentation
-# check, the counts in the docs, the images, and the proof that every
-# regression patch is caught and every case is named by one.  Each step ends with an
+# check, the counts in the docs, the images, the proof that every
+# regression patch is caught and every case is named by one, and both again
+# under the debug profile.  Each step ends with an
 # "N passed, N failed, N skipped" line; the last line here is their sum.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +29,7 @@ step() {
 	[ "$rc" = 0 ] || [ "$3" != 0 ] || { echo "check: $name exited $rc"; failed=$((failed + 1)); }
 }
 
-step suite /usr/bin/python3 harness/run.py
+step suite env PROFILE=default /usr/bin/python3 harness/run.py
 step harness /usr/bin/python3 harness/tests/run_tests.py
 # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
 step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-kunit}/linux-source-6.12" &&
@@ -36,7 +37,11 @@ step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-ku
 # The counts in README.md and docs/design.md are the suite run's.
 step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests
-step regressions /usr/bin/python3 harness/regressions.py
+step regressions env PROFILE=default /usr/bin/python3 harness/regressions.py
+# The debug profile: the whole suite once more under KASAN, kmemleak, lockdep
+# and the rest (a report fails its case), and the bugs only they can see.
+step debug-suite env PROFILE=debug /usr/bin/python3 harness/run.py
+step debug-regressions env PROFILE=debug /usr/bin/python3 harness/regressions.py
 
 echo "check: time per step:${phases%,} (total $SECONDS s)"
 echo "$passed passed, $failed failed, $skipped skipped" | tee results/check-summary.txt

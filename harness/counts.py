@@ -17,6 +17,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import regressions  # noqa: E402
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
 FILES = ('README.md', os.path.join('docs', 'design.md'))
@@ -45,7 +48,9 @@ def block(cases):
     for c in cases:
         tests[c.split('.')[0]].add(c.split('.')[1] if '.' in c else '')
     faults = sum(1 for c in cases if c.split('.')[1:2] == ['op_returns_dquot_error'])
-    patches = len(glob.glob(os.path.join(TOP, 'regressions', '**', '*.patch'), recursive=True))
+    every = glob.glob(os.path.join(TOP, 'regressions', '**', '*.patch'), recursive=True)
+    patches = len(every)
+    debug = sum(1 for p in every if regressions.profile(p) == 'debug')
     lines = [BEGIN, '',
              '| suite | file (in `kunit-tests/`) | cases | leaf cases (with parameters) |',
              '|---|---|---|---|']
@@ -55,8 +60,9 @@ def block(cases):
     lines += ['| all | | %d | %d |' % (sum(len(t) for t in tests.values()), len(cases)), '',
               '%d leaf cases; the filesystem quota suites test %d distinct faults (one row '
               'of a fault table each: a call site as one operation reaches it); %d '
-              'regression patches, and `make regressions` fails if a leaf case is named by '
-              'none of them.' % (len(cases), faults, patches),
+              'regression patches (%d of them proven under the debug profile), and '
+              '`make regressions` fails if a leaf case is named by none of them.'
+              % (len(cases), faults, patches, debug),
               '', END]
     return '\n'.join(lines)
 

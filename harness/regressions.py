@@ -11,8 +11,16 @@ suites to run and which cases must fail:
                      (e.g. a rerun after an operation wrongly succeeded);
                      neither required to fail nor counted as noise
 
-The runner reads only Suites:, Expect-fail:, May-fail: and Check:; the
-other header lines (Regression:, Seed:, Breaks:, the text) are for people.
+    Profile: debug   the profile whose kernel sees the bug (kunitconfig.debug:
+                     KASAN, kmemleak, lockdep...); default: the plain one
+    Expect-report: BUG: KASAN     the named cases must fail with a kernel
+                     report that contains this text, not just fail
+
+The runner reads only Suites:, Expect-fail:, May-fail:, Profile:,
+Expect-report: and Check:; the other header lines (Regression:, Seed:,
+Breaks:, the text) are for people.  One run proves the patches of one
+profile (PROFILE=debug make regressions for the debug ones; make check runs
+both).
 An Expect-fail glob names cases, never a whole suite (suite.* is refused).
 
 First the baseline: the whole suite on the series alone, in the same build
@@ -65,25 +73,43 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
+PROFILE = os.environ.get('PROFILE') or 'default'
+# where run.py writes a make run of this profile
+RESULTS = os.environ.get('RESULTS') or os.path.join(
+    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]))
 
 
-def header(path):
-    """(suites, expect, may, check) of a patch's header."""
-    suites, expect, may, check = [], [], [], None
+def _fields(path):
+    """(key, value) of each header line of a patch (before its first diff)."""
     with open(path) as f:
         for line in f:
             if line.startswith('diff --git'):
                 break
             key, _, value = line.partition(':')
-            if key == 'Suites':
-                suites += value.split()
-            elif key == 'Expect-fail':
-                expect.append(value.strip())
-            elif key == 'May-fail':
-                may.append(value.strip())
-            elif key == 'Check':
-                check = value.strip()
+            yield key, value.strip()
+
+
+def profile(path):
+    """The Profile: of a patch's header ('default' without one)."""
+    return next((v for k, v in _fields(path) if k == 'Profile'), 'default')
+
+
+def expect_report(path):
+    return next((v for k, v in _fields(path) if k == 'Expect-report'), '')
+
+
+def header(path):
+    """(suites, expect, may, check) of a patch's header."""
+    suites, expect, may, check = [], [], [], None
+    for key, value in _fields(path):
+        if key == 'Suites':
+            suites += value.split()
+        elif key == 'Expect-fail':
+            expect.append(value)
+        elif key == 'May-fail':
+            may.append(value)
+        elif key == 'Check':
+            check = value
     return suites, expect, may, check
 
 
@@ -98,7 +124,7 @@ def whole_suite(glob_):
     return case.strip('*') == ''
 
 
-def judge(baseline, cases, expect, may=()):
+def judge(baseline, cases, expect, may=(), report=''):
     """(verdict, detail, named) for one patch.
 
     @baseline: [(leaf name, status)] of the series without the patch, in the
@@ -107,7 +133,9 @@ def judge(baseline, cases, expect, may=()):
     A named case must pass in the baseline and fail with the patch.  When
     the kernel stopped (oops, panic, hang), the case it stopped in is the
     first baseline case with no result; the crash catches the bug only if
-    that case is named.  @named is [(name, baseline status, status)]."""
+    that case is named.  With @report, a named case that failed without a
+    kernel report containing it did not catch the bug (the bug is one only
+    a checker sees).  @named is [(name, baseline status, status)]."""
     for g in expect:
         if whole_suite(g):
             return 'ERROR', 'Expect-fail names a whole suite: ' + g, []
@@ -127,6 +155,12 @@ def judge(baseline, cases, expect, may=()):
     passed = [n for n, _, now in named if now not in bad]
     if passed:
         return 'MISSED', 'still passing: ' + ', '.join(passed), named
+    if report:
+        said = {c['name']: c.get('reports', []) for c in cases}
+        unsaid = [n for n, _, _ in named if not any(report in r for r in said.get(n, []))]
+        if unsaid:
+            return 'MISSED', 'failed without a report of "%s": %s' % (report, ', '.join(unsaid)), \
+                named
     if stopped_in is not None and stopped_in not in {n for n, _, _ in named}:
         return 'ERROR', 'the kernel stopped in %s, which the header does not name' \
             % stopped_in, named
@@ -203,7 +237,7 @@ def run_one(patch, info, baseline):
     if cases is None:
         return 'ERROR', why, [], seconds
     return judge(own_baseline(baseline, info['suites']), cases, info['expect'],
-                 info['may']) + (seconds,)
+                 info['may'], info['report']) + (seconds,)
 
 
 def own_baseline(baseline, suites):
@@ -263,7 +297,7 @@ def run_batch(k, batch, infos, baseline):
     for p in batch:
         own = [c for c in cases if c['name'].split('.')[0] in infos[p]['suites']]
         results[p] = judge(own_baseline(baseline, infos[p]['suites']), own, infos[p]['expect'],
-                           infos[p]['may']) + (seconds / len(batch),)
+                           infos[p]['may'], infos[p]['report']) + (seconds / len(batch),)
     return results
 
 
@@ -283,8 +317,8 @@ def get_baseline(stamp):
                 and not tested['extra_patches']:
             with open(os.path.join(RESULTS, 'cases.json')) as f:
                 cases = json.load(f)
-            print('regressions: baseline: the suite run of this kernel in results/',
-                  flush=True)
+            print('regressions: baseline: the suite run of this kernel in %s/'
+                  % os.path.relpath(RESULTS, TOP), flush=True)
             return [(c['name'], c['status']) for c in cases]
     out = os.path.join(RESULTS, 'regressions', 'baseline')
     print('regressions: baseline: the whole suite on the series alone ...', flush=True)
@@ -333,6 +367,19 @@ def main():
     patches, empty = patch_list()
     if empty:
         print('regressions: error: no patch matches %s' % ' '.join(empty), file=sys.stderr)
+        return 2
+    elsewhere = {}
+    for p in patches:
+        if profile(p) != PROFILE:
+            elsewhere.setdefault(profile(p), []).append(p)
+    patches = [p for p in patches if profile(p) == PROFILE]
+    for other, some in sorted(elsewhere.items()):
+        print('regressions: %d patches are for PROFILE=%s (PROFILE=%s make regressions)%s'
+              % (len(some), other, other, ': ' + ' '.join(os.path.relpath(p, TOP) for p in some)
+                 if len(some) <= 5 else ''), flush=True)
+    if not patches:
+        print('regressions: error: none of these patches is for PROFILE=%s' % PROFILE,
+              file=sys.stderr)
         return 2
     every = 'PATCHES' not in os.environ or not os.environ['PATCHES'].strip()
     prove = os.environ.pop('PROVE', '')
@@ -384,7 +431,8 @@ def main():
                                                  for g in suites)}
             if scope is not None and not own & scope:
                 continue
-            infos[patch] = {'glob': cover(own), 'suites': own, 'expect': expect, 'may': may}
+            infos[patch] = {'glob': cover(own), 'suites': own, 'expect': expect, 'may': may,
+                            'report': expect_report(patch)}
             files = subprocess.run(['git', 'apply', '--numstat', patch], capture_output=True,
                                    text=True).stdout.split()[2::3]
             items.append((patch, files, own))
