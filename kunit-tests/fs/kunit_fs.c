@@ -14,6 +14,7 @@
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/initrd.h>
+#include <linux/kmemleak.h>
 #include <linux/major.h>
 #include <linux/module.h>
 #include <linux/mount.h>
@@ -24,6 +25,52 @@
 
 #define FS_KUNIT_DEV		MKDEV(RAMDISK_MAJOR, 0)
 #define FS_KUNIT_DEV_PATH	"/fs_kunit_ram0"
+
+/*
+ * Kernels with kmemleak: blame a leak on the case that made it.  kmemleak
+ * names the pid that allocated each leaked object, and every case runs in a
+ * thread of its own, so a case says which pid it has; fs_kunit_leak_scan()
+ * then has kmemleak look for leaks (kmemleak.verbose=1 prints each one).
+ */
+static void fs_kunit_leak_mark(struct kunit *test)
+{
+	static pid_t marked;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK) || marked == current->pid)
+		return;
+	marked = current->pid;
+	kunit_info(test, "kmemleak: case pid %d, jiffies %lu", current->pid, jiffies);
+}
+
+/**
+ * fs_kunit_leak_scan() - kmemleak scans, for a suite's ->suite_exit()
+ * @suite: the suite that ended
+ *
+ * kmemleak reports an object only when it is five seconds old at the start
+ * of a scan and its contents were the same in the scan before (a first
+ * scan only records them), so a leak of the suite's last case needs two
+ * scans, the second five seconds after the case.  Without kmemleak (or with
+ * kmemleak turned off at boot) this does nothing.
+ */
+void fs_kunit_leak_scan(struct kunit_suite *suite)
+{
+	unsigned long old_enough = jiffies + msecs_to_jiffies(5500);
+	int err;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK))
+		return;
+	err = kmemleak_scan_for_kunit();
+	if (!err) {
+		if (time_before(jiffies, old_enough))
+			schedule_timeout_uninterruptible(old_enough - jiffies);
+		err = kmemleak_scan_for_kunit();
+	}
+	if (err)
+		pr_warn("%s: no kmemleak scan: %pe\n", suite->name, ERR_PTR(err));
+	else
+		pr_info("%s: kmemleak scan done\n", suite->name);
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_leak_scan);
 
 /* Our exclusive claim on the RAM disk; a mounted filesystem holds its own. */
 static int fs_kunit_holder;
@@ -134,6 +181,8 @@ int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
 	struct file *file;
 	ssize_t ret;
 
+	/* Every case starts by writing its image. */
+	fs_kunit_leak_mark(test);
 	file = fs_kunit_open_device(BLK_OPEN_READ | BLK_OPEN_WRITE);
 	if (IS_ERR(file))
 		return PTR_ERR(file);

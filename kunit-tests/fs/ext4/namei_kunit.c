@@ -123,6 +123,7 @@ static struct kunit_case ext3_kunit_cases[] = {
 
 static struct kunit_suite ext3_kunit_suite = {
 	.name = "ext3_on_ext4",
+	.suite_exit = fs_kunit_leak_scan,
 	.test_cases = ext3_kunit_cases,
 };
 
@@ -174,6 +175,7 @@ static struct kunit_case ext4_project_kunit_cases[] = {
 
 static struct kunit_suite ext4_project_kunit_suite = {
 	.name = "ext4_project_dquot",
+	.suite_exit = fs_kunit_leak_scan,
 	.test_cases = ext4_project_kunit_cases,
 };
 

@@ -14,6 +14,7 @@
 #include <linux/quota.h>
 
 struct kunit;
+struct kunit_suite;
 struct vfsmount;
 struct super_block;
 struct dentry;
@@ -52,6 +53,7 @@ struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const char *options);
 void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt);
 void fs_kunit_set_stable_writes(struct kunit *test, bool stable);
+void fs_kunit_leak_scan(struct kunit_suite *suite);
 struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir,
 			       const char *name);
 
@@ -212,6 +214,7 @@ void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
 	static struct kunit_suite sym##_suite = {					\
 		.name = suite_name,							\
 		.init = sym##_init,							\
+		.suite_exit = fs_kunit_leak_scan,					\
 		.test_cases = sym##_cases,						\
 	}
 
