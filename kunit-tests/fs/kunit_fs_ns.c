@@ -185,7 +185,7 @@ KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_dput_action, dput, struct dentry *);
 static void fs_kunit_ns_prime_quota_files(struct kunit *test, struct fs_kunit_ns *ns)
 {
 	struct super_block *sb = ns->sb;
-	int obj, type;
+	int obj, type, err;
 
 	for (type = USRQUOTA; type <= GRPQUOTA; type++) {
 		KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, type,
@@ -200,9 +200,11 @@ static void fs_kunit_ns_prime_quota_files(struct kunit *test, struct fs_kunit_ns
 
 			KUNIT_ASSERT_EQ(test, dquot_set_dqblk(sb, qid, &di), 0);
 		}
+		/* An assertion under s_umount would end the case with it held. */
 		down_write(&sb->s_umount);
-		KUNIT_ASSERT_EQ(test, sb->s_qcop->quota_off(sb, type), 0);
+		err = sb->s_qcop->quota_off(sb, type);
 		up_write(&sb->s_umount);
+		KUNIT_ASSERT_EQ(test, err, 0);
 		KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, type,
 							type == USRQUOTA ? "aquota.user" :
 									   "aquota.group"), 0);
