@@ -194,6 +194,25 @@ class HeaderTest(unittest.TestCase):
                 self.assertIn(regressions.profile(p), ('default', 'debug'))
 
 
+class ModuleNameTest(unittest.TestCase):
+    """With the tests as modules, scripts/modules-check.sh refuses two
+    modules of one name: every test object the series adds is unique."""
+
+    def test_no_two_test_modules_share_a_name(self):
+        import collections
+        import glob
+        import re
+        names = collections.Counter()
+        for p in glob.glob(os.path.join(TOP, 'patches', '*.patch')):
+            with open(p) as f:
+                for line in f:
+                    m = re.match(r'^\+obj-\$\(CONFIG_\w*KUNIT\w*\)\s*\+=\s*(\S+)\.o', line)
+                    if m:
+                        names[m.group(1).replace('-', '_')] += 1
+        self.assertTrue(names)
+        self.assertEqual([n for n, k in names.items() if k > 1], [])
+
+
 class PlanTest(unittest.TestCase):
     """Which regression patches may share a kernel."""
 
