@@ -451,6 +451,8 @@ def main():
                                                       os.path.relpath(batch[0], TOP)),
                       flush=True)
             done.update(run_batch(b, batch, infos, baseline))
+            # per patch over everything run so far, this whole batch included
+            per_patch = (time.monotonic() - t0) / (k + len(batch))
             for p in batch:
                 k += 1
                 verdict, detail, named, seconds = done[p]
@@ -460,7 +462,7 @@ def main():
                 print('regressions: [%d/%d] %s: %s in %.0f s: %s (caught so far %d; '
                       '%.0f s per patch)' % (k, len(items), os.path.relpath(p, TOP), verdict,
                                              seconds, shown, caught,
-                                             (time.monotonic() - t0) / k), flush=True)
+                                             per_patch), flush=True)
                 if verdict == 'NOISY':
                     print('regressions: if the bug is meant to fail them, add to its header:\n'
                           + '\n'.join('  Expect-fail: ' + n
