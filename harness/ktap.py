@@ -329,14 +329,3 @@ def mark_json(group: dict, suites: List[Test]) -> dict:
             walk(sub, prefix + [sub['name']])
     walk(group, [])
     return group
-
-
-def ktap_only(lines: Iterable[str]) -> List[str]:
-    """The console log from the first KTAP version line on, printk prefixes
-    stripped: what kunit.py --raw_output=kunit would keep (for kunit.ktap)."""
-    out: List[str] = []
-    for raw in lines:
-        line = _strip(raw)
-        if out or _VERSION.match(line):
-            out.append(line)
-    return out

@@ -62,10 +62,24 @@ class KtapTest(unittest.TestCase):
     def test_no_ktap_at_all_is_none_not_zero_tests(self):
         self.assertIsNone(ktap.parse(load('no-ktap.log')))
 
-    def test_raw_ktap_strips_printk_prefixes(self):
-        lines = ktap.ktap_only(load('all-pass.log'))
+    def test_written_ktap_strips_printk_prefixes(self):
+        lines = ktap.to_ktap(ktap.parse(load('all-pass.log')))
         self.assertEqual(lines[0], 'KTAP version 1')
         self.assertIn('    ok 1 plain_case', lines)
+
+    def test_written_ktap_and_json_carry_the_verdict_of_a_report(self):
+        suites = ktap.parse(load('reports.log'))
+        lines = ktap.to_ktap(suites)
+        self.assertIn('    # BUG: KASAN: slab-use-after-free in ocfs2_rename+0x1234/0x2000', lines)
+        self.assertTrue(any(line.startswith('    not ok 2 kasan_case # kernel report: BUG: KASAN')
+                            for line in lines))
+        self.assertIn('    ok 1 clean_case', lines)
+        group = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+            {'name': 'demo_suite', 'sub_groups': [], 'test_cases': [
+                {'name': 'clean_case', 'status': 'PASS'},
+                {'name': 'kasan_case', 'status': 'PASS'}]}]}
+        cases = ktap.mark_json(group, suites)['sub_groups'][0]['test_cases']
+        self.assertEqual([c['status'] for c in cases], ['PASS', 'FAIL'])
 
     def test_junit_is_well_formed_xml(self):
         _, _, _, tree = self.convert('one-failure.log')
