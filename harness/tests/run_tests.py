@@ -227,6 +227,32 @@ class ModuleNameTest(unittest.TestCase):
         self.assertEqual([n for n, k in names.items() if k > 1], [])
 
 
+class KunitconfigTest(unittest.TestCase):
+    """A directory's .kunitconfig is what developers run there: ours adds to
+    what the kernel's has and never drops a line (ext4's own tests)."""
+
+    def test_every_kunitconfig_keeps_the_kernels_lines(self):
+        import glob
+        import subprocess
+        tree = subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'path'],
+                              capture_output=True, text=True).stdout.strip()
+        if not os.path.isdir(os.path.join(tree, '.git')):
+            self.skipTest('no kernel tree yet (make tree)')
+        checked = 0
+        for ours in glob.glob(os.path.join(TOP, 'kunit-tests', '**', '.kunitconfig'),
+                              recursive=True):
+            rel = os.path.relpath(ours, os.path.join(TOP, 'kunit-tests'))
+            theirs = subprocess.run(['git', '-C', tree, 'show', 'pristine:' + rel],
+                                    capture_output=True, text=True)
+            if theirs.returncode:
+                continue
+            with open(ours) as f:
+                have = set(f.read().split())
+            self.assertEqual([l for l in theirs.stdout.split() if l not in have], [], rel)
+            checked += 1
+        self.assertGreater(checked, 0)
+
+
 class PlanTest(unittest.TestCase):
     """Which regression patches may share a kernel."""
 
