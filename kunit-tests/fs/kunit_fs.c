@@ -206,6 +206,8 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_write_image);
  *
  * Reads through the block device's page cache, which a mounted filesystem
  * writes through too, so it may be called while mounted.  Asserts on failure.
+ *
+ * Return: the bytes, in a buffer freed with the test.
  */
 u8 *fs_kunit_read_device(struct kunit *test, u32 size)
 {
@@ -238,6 +240,8 @@ static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
  * fs_kunit_image_bytes() - @image as one buffer of @image->size bytes
  * @test: the test; the buffer is freed with it
  * @image: the image
+ *
+ * Return: the bytes, in a buffer freed with the test.
  */
 u8 *fs_kunit_image_bytes(struct kunit *test, const struct fs_kunit_image *image)
 {
@@ -336,7 +340,9 @@ static void fs_kunit_unmount_action(void *data)
  * @options: mount options ("" for none)
  * @mnt: the mount, when 0 is returned
  *
- * For a second mount of an image a test changed.  Return: 0 or the error.
+ * For a second mount of an image a test changed.
+ *
+ * Return: 0 or the error of the mount.
  */
 int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 			      const char *options, struct vfsmount **mnt)
@@ -371,7 +377,9 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount_device);
  * @options: mount options ("" for none)
  * @mnt: the mount, when 0 is returned
  *
- * For tests that expect a mount to fail.  Return: 0 or the mount's error.
+ * For tests that expect a mount to fail.
+ *
+ * Return: 0 or the error of the mount.
  */
 int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 		       const struct fs_kunit_image *image, int flags,
@@ -389,6 +397,13 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount);
 
 /**
  * fs_kunit_mount() - fs_kunit_try_mount() that asserts success
+ * @test: the test; the mount is dropped when it ends
+ * @fstype: filesystem type, e.g. "ext4"
+ * @image: the image
+ * @flags: SB_* flags, e.g. SB_RDONLY
+ * @options: mount options ("" for none)
+ *
+ * Return: the mount.
  */
 struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const struct fs_kunit_image *image, int flags,
@@ -405,6 +420,8 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_mount);
 
 /**
  * fs_kunit_unmount() - unmount now and wait until the device is released
+ * @test: the test that mounted @mnt
+ * @mnt: from fs_kunit_mount() or fs_kunit_try_mount_device()
  */
 void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt)
 {
@@ -415,8 +432,12 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_unmount);
 KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_dput, dput, struct dentry *);
 
 /**
- * fs_kunit_lookup() - look @name up in @dir; the reference is dropped with
- * the test.  The result may be negative.
+ * fs_kunit_lookup() - look @name up in @dir
+ * @test: the test; the reference is dropped when it ends
+ * @dir: the directory
+ * @name: the name
+ *
+ * Return: the dentry, which may be negative.
  */
 struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir, const char *name)
 {
@@ -460,6 +481,8 @@ static void fs_kunit_restore_dquot_ops(void *data)
  * @sb: a mounted superblock with quota operations
  *
  * The stub passes every call through until fs_kunit_quota_fail() is called.
+ *
+ * Return: the stub.
  */
 struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
 							struct super_block *sb)

@@ -59,6 +59,8 @@ static const char fs_kunit_long_target[] =
  * @dentry: the file
  * @type: USRQUOTA for the owner, GRPQUOTA for the group
  * @id: the new uid or gid
+ *
+ * Return: what notify_change() returned.
  */
 int fs_kunit_chown(struct dentry *dentry, int type, qid_t id)
 {
@@ -119,6 +121,12 @@ EXPORT_SYMBOL_IF_KUNIT(fs_kunit_expect_no_leaked_dquot_refs);
 
 /**
  * fs_kunit_quota_on() - quotaon(8) of @file, a quota file in vfsv1 format
+ * @test: the test
+ * @mnt: the mount holding @file
+ * @type: USRQUOTA or GRPQUOTA
+ * @file: path of the quota file, relative to the root of @mnt
+ *
+ * Return: 0 or the error of dquot_quota_on().
  */
 int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const char *file)
 {
@@ -479,6 +487,10 @@ static int fs_kunit_open_write(struct fs_kunit_ns *ns)
 
 /**
  * fs_kunit_ns_run() - run @op as the owner of new inodes (FS_KUNIT_NEW)
+ * @test: the test; its ->priv is the struct fs_kunit_ns of the suite's init
+ * @op: the operation, on the fixture's objects
+ *
+ * Return: what the operation returned.
  */
 int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 {
@@ -644,19 +656,41 @@ static void fs_kunit_ns_expect_no_leaks(struct kunit *test, struct fs_kunit_ns *
 		kunit_release_action(test, fs_kunit_dput_action, found[i]);
 }
 
-/* Let go of the mount and mount the device again, quota on as before. */
-static void fs_kunit_ns_remount(struct kunit *test, struct fs_kunit_ns *ns)
+/**
+ * fs_kunit_ns_unmount() - let go of the stub, the objects and the mount
+ * @test: the test that set @ns up
+ * @ns: its fixture; ->mnt and ->sb are NULL afterwards
+ *
+ * For a case that mounts the device again in its own way.
+ */
+void fs_kunit_ns_unmount(struct kunit *test, struct fs_kunit_ns *ns)
 {
 	int i;
 
-	fs_kunit_unstub_acquire_dquot(test, ns->stub);
+	if (ns->stub)
+		fs_kunit_unstub_acquire_dquot(test, ns->stub);
 	ns->stub = NULL;
 	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
-		kunit_release_action(test, fs_kunit_dput_action, ns->obj[i]);
+		if (ns->obj[i])
+			kunit_release_action(test, fs_kunit_dput_action, ns->obj[i]);
 		ns->obj[i] = NULL;
 	}
-	fs_kunit_ns_mount_again(test, ns);
-	if (ns->suite->quota_files)
+	fs_kunit_unmount(test, ns->mnt);
+	ns->mnt = NULL;
+	ns->sb = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_unmount);
+
+/* Let go of the mount and mount the device again, quota on as before. */
+static void fs_kunit_ns_remount(struct kunit *test, struct fs_kunit_ns *ns)
+{
+	const struct fs_kunit_ns_suite *suite = ns->suite;
+
+	fs_kunit_ns_unmount(test, ns);
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0, suite->options,
+							&ns->mnt), 0);
+	ns->sb = ns->mnt->mnt_sb;
+	if (suite->quota_files)
 		fs_kunit_ns_quota_on(test, ns);
 }
 

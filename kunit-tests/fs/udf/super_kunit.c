@@ -8,9 +8,9 @@
  * writing fails with -EACCES instead of falling back to read-only, and must
  * leave every byte of the volume as it was.
  *
- * The images are made by mkudffs (images/make-udf.sh in the suite's
- * repository); variants edit one descriptor field and fix its tag checksum
- * and CRC.  Every case writes a pristine image to a RAM disk first.
+ * The images are made by mkudffs (super_kunit_images.h says how); variants
+ * edit one descriptor field and fix its tag checksum and CRC.  Every case
+ * writes a pristine image to a RAM disk first.
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>

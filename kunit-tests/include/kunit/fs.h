@@ -19,7 +19,12 @@ struct vfsmount;
 struct super_block;
 struct dentry;
 
-/* One run of non-zero bytes of an image (see images/bin2c.py). */
+/**
+ * struct fs_kunit_run - one run of non-zero bytes of an image
+ * @offset: where the run starts in the image
+ * @len: its length in bytes
+ * @data: the bytes
+ */
 struct fs_kunit_run {
 	u32 offset;
 	u32 len;
@@ -28,9 +33,12 @@ struct fs_kunit_run {
 
 #define FS_KUNIT_RUN(off, array) { .offset = (off), .len = sizeof(array), .data = (array) }
 
-/*
- * A filesystem image: every byte not covered by a run is zero, or, with a
- * @base, the base image's byte (a variant made by editing a few bytes).
+/**
+ * struct fs_kunit_image - a filesystem image, as runs of bytes
+ * @base: NULL, or the image this one is a variant of (a few bytes edited)
+ * @size: the image's size in bytes
+ * @runs: the runs; every byte no run covers is zero, or @base's byte
+ * @nr_runs: how many runs
  */
 struct fs_kunit_image {
 	const struct fs_kunit_image *base;
@@ -59,11 +67,17 @@ struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir,
 
 #define FS_KUNIT_ANY_ID ((qid_t)-1)
 
-/*
- * A copy of a superblock's dquot_operations whose ->acquire_dquot() counts
- * its calls and returns @err for dquots matching @type (-1: any) and @id
- * (FS_KUNIT_ANY_ID: any), and otherwise calls the real one.  @err == 0
- * passes every call through.
+/**
+ * struct fs_kunit_quota_stub - a superblock's dquot_operations with an
+ * ->acquire_dquot() the test controls
+ * @ops: the copy the superblock points to while the stub is in place
+ * @orig: the superblock's own operations
+ * @sb: the superblock
+ * @err: what ->acquire_dquot() returns for matching dquots; 0: call @orig
+ * @type: whose dquots fail: USRQUOTA, GRPQUOTA, PRJQUOTA or -1 for any
+ * @id: which id fails, or FS_KUNIT_ANY_ID
+ * @calls: calls of ->acquire_dquot() so far
+ * @failed: how many of them returned @err
  */
 struct fs_kunit_quota_stub {
 	struct dquot_operations ops;
@@ -80,6 +94,13 @@ struct fs_kunit_quota_stub *fs_kunit_stub_acquire_dquot(struct kunit *test,
 							struct super_block *sb);
 void fs_kunit_unstub_acquire_dquot(struct kunit *test, struct fs_kunit_quota_stub *stub);
 
+/**
+ * fs_kunit_quota_fail() - make ->acquire_dquot() fail from now on
+ * @stub: from fs_kunit_stub_acquire_dquot()
+ * @err: the error to return; 0 passes every call through again
+ * @type: whose dquots fail: USRQUOTA, GRPQUOTA, PRJQUOTA or -1 for any
+ * @id: which id fails, or FS_KUNIT_ANY_ID
+ */
 static inline void fs_kunit_quota_fail(struct fs_kunit_quota_stub *stub, int err,
 				       int type, qid_t id)
 {
@@ -95,10 +116,11 @@ int fs_kunit_chown(struct dentry *dentry, int type, qid_t id);
 int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const char *file);
 
 /*
- * The namespace fixture of the ext2/ext3/ext4 quota suites: every image made
- * by images/make-ext.sh holds these, each with its own owner (uid 1101 + n,
- * gid 2101 + n), so a stub failing one uid fails exactly one of an
- * operation's dquot_initialize() calls.
+ * The objects of the namespace fixture of every filesystem quota suite:
+ * each image holds them (copied in by mkfs, or made by the fixture on a bare
+ * mkfs image), each with its own owner (uid 1101 + n, gid 2101 + n), so a
+ * stub failing one uid fails exactly one of an operation's
+ * dquot_initialize() calls.
  */
 enum fs_kunit_obj {
 	FS_KUNIT_D1,		/* /d1: source directory */
@@ -122,17 +144,24 @@ enum fs_kunit_op {
 	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP, FS_KUNIT_OPEN_WRITE,
 };
 
-/*
- * One dquot_initialize() (or dqget()) call of an operation, found by whose
- * dquot fails.  A table has one row per call site and caller: two
- * operations that reach the same call through the same code are one row.
+/**
+ * struct fs_kunit_fault - one dquot_initialize() (or dqget()) call of an
+ * operation, found by whose dquot fails
+ * @op: the operation
+ * @site: what the call initializes, e.g. "dir", "new inode"
+ * @owner: the object whose owner's dquot fails
+ * @type: whose dquot fails: USRQUOTA (uid, the default) or GRPQUOTA (gid)
+ * @err: what ->acquire_dquot() returns; 0: -EIO
+ *
+ * A table has one row per call site and caller: two operations that reach
+ * the same call through the same code are one row.
  */
 struct fs_kunit_fault {
 	enum fs_kunit_op op;
-	const char *site;	/* e.g. "dir", "new inode" */
+	const char *site;
 	enum fs_kunit_obj owner;
-	int type;		/* whose dquot fails: USRQUOTA (uid) or GRPQUOTA (gid) */
-	int err;		/* what ->acquire_dquot() returns; 0: -EIO */
+	int type;
+	int err;
 };
 
 /*
@@ -154,15 +183,30 @@ struct fs_kunit_fault {
 	{ .op = FS_KUNIT_CHGRP, .site = "new group", .owner = FS_KUNIT_TARGET,	\
 	  .type = GRPQUOTA }
 
-/* What a suite gives the shared cases. */
+/**
+ * struct fs_kunit_ns_suite - what a suite gives the shared cases
+ * @fstype: filesystem type, e.g. "ext4"
+ * @image: the image to mount
+ * @options: mount options
+ * @quota_files: quotaon aquota.user and aquota.group after mounting
+ * @populate: a bare mkfs image: make the objects and quota files first
+ */
 struct fs_kunit_ns_suite {
 	const char *fstype;
 	const struct fs_kunit_image *image;
 	const char *options;
-	bool quota_files;	/* quotaon aquota.user and aquota.group */
-	bool populate;		/* a bare mkfs image: make the objects and quota files */
+	bool quota_files;
+	bool populate;
 };
 
+/**
+ * struct fs_kunit_ns - the fixture of one case, its test's ->priv
+ * @suite: what was mounted
+ * @sb: the mounted superblock
+ * @mnt: the mount
+ * @obj: the objects of enum fs_kunit_obj, looked up
+ * @stub: the ->acquire_dquot() stub on @sb
+ */
 struct fs_kunit_ns {
 	const struct fs_kunit_ns_suite *suite;
 	struct super_block *sb;
@@ -175,6 +219,7 @@ const void *fs_kunit_ns_gen_params(const struct fs_kunit_fault *faults, int nr, 
 				   const void *prev, char *desc);
 int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite);
 int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op);
+void fs_kunit_ns_unmount(struct kunit *test, struct fs_kunit_ns *ns);
 void fs_kunit_ns_op_returns_error(struct kunit *test);
 void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
 
