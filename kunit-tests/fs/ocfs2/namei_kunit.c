@@ -14,11 +14,19 @@
  * writing is initialized by ocfs2_file_open().  ocfs2 has neither ->tmpfile
  * nor RENAME_EXCHANGE.  The image is mounted locally (no cluster stack),
  * with quota as a filesystem feature.
+ *
+ * The last dqget() caller is quota recovery: after a crash the local quota
+ * file still holds usage the global file has not seen, and
+ * ocfs2_recover_local_quota_file() takes the dquot of every id in it.
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
 #include <linux/fs.h>
+#include <linux/quotaops.h>
+#include <linux/workqueue.h>
 
+#include "ocfs2.h"
+#include "quota.h"
 #include "namei_kunit_images.h"
 
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
@@ -43,7 +51,150 @@ static const struct fs_kunit_ns_suite ocfs2_kunit_ns = {
 	.populate = true,
 };
 
-FS_KUNIT_NS_SUITE(ocfs2_kunit, "ocfs2_dquot", ocfs2_kunit_faults, &ocfs2_kunit_ns);
+/* Whose usage the crash leaves to recover: the owner of new inodes. */
+static struct kqid ocfs2_kunit_crash_qid(void)
+{
+	return make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW)));
+}
+
+static qsize_t ocfs2_kunit_crash_inodes(struct kunit *test, struct super_block *sb)
+{
+	struct qc_dqblk di;
+
+	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(sb, ocfs2_kunit_crash_qid(), &di), 0);
+	return di.d_ino_count;
+}
+
+/*
+ * A crash: a new file charged to the owner of new inodes, synced to the
+ * local quota file and the journal, and the device copied as it is then,
+ * local quota file in use.  The periodic sync to the global file is
+ * stopped first, or it could leave nothing to recover.  The copy is taken
+ * through the block device's page cache, which holds what the filesystem
+ * wrote.  Returns the copy as an image; @inodes is that owner's inode
+ * count at the crash.
+ */
+static const struct fs_kunit_image *ocfs2_kunit_crash(struct kunit *test, qsize_t *inodes)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct super_block *sb = ns->sb;
+	struct fs_kunit_image *image;
+	struct fs_kunit_run *run;
+	int type, err;
+
+	for (type = USRQUOTA; type <= GRPQUOTA; type++) {
+		struct ocfs2_mem_dqinfo *oinfo = sb_dqinfo(sb, type)->dqi_priv;
+
+		cancel_delayed_work_sync(&oinfo->dqi_sync_work);
+	}
+	KUNIT_ASSERT_EQ(test, fs_kunit_ns_run(test, FS_KUNIT_CREATE), 0);
+	down_read(&sb->s_umount);
+	err = sync_filesystem(sb);
+	up_read(&sb->s_umount);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	*inodes = ocfs2_kunit_crash_inodes(test, sb);
+
+	image = kunit_kzalloc(test, sizeof(*image), GFP_KERNEL);
+	run = kunit_kzalloc(test, sizeof(*run), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, image);
+	KUNIT_ASSERT_NOT_NULL(test, run);
+	run->len = ns->suite->image->size;
+	run->data = fs_kunit_read_device(test, run->len);
+	image->size = run->len;
+	image->runs = run;
+	image->nr_runs = 1;
+	fs_kunit_ns_unmount(test, ns);
+	return image;
+}
+
+/*
+ * Mount the crashed volume read-only, then read-write: quota goes on, and
+ * its recovery runs, only at the remount.  The stub is in place before
+ * that, failing ->acquire_dquot() of the crash's owner with @err (0: none).
+ * Returns once the recovery work has run.
+ */
+static struct fs_kunit_quota_stub *
+ocfs2_kunit_recover_at_remount(struct kunit *test, const struct fs_kunit_image *crashed, int err)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	const struct fs_kunit_ns_suite *suite = ns->suite;
+	struct fs_kunit_quota_stub *stub;
+	struct super_block *sb;
+	char *options;
+	int flags = 0, ret;
+
+	KUNIT_ASSERT_EQ(test, fs_kunit_write_image(test, crashed), 0);
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, SB_RDONLY,
+							suite->options, &ns->mnt), 0);
+	ns->sb = ns->mnt->mnt_sb;
+	sb = ns->sb;
+	KUNIT_ASSERT_FALSE(test, sb_any_quota_loaded(sb));
+	/* Kept in the fixture: fs_kunit_ns_unmount() must unstub before it unmounts. */
+	stub = fs_kunit_stub_acquire_dquot(test, sb);
+	ns->stub = stub;
+	if (err)
+		fs_kunit_quota_fail(stub, err, USRQUOTA, FS_KUNIT_OBJ_UID(FS_KUNIT_NEW));
+	options = kunit_kstrdup(test, suite->options, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, options);
+	/* reconfigure_super() is not exported; ocfs2_remount() clears SB_RDONLY itself. */
+	down_write(&sb->s_umount);
+	ret = sb->s_op->remount_fs(sb, &flags, options);
+	up_write(&sb->s_umount);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "remounting read-write failed");
+	KUNIT_ASSERT_TRUE(test, sb_has_quota_active(sb, USRQUOTA));
+	flush_workqueue(OCFS2_SB(sb)->ocfs2_wq);
+	return stub;
+}
+
+/*
+ * ocfs2_quota_recovery_at_rw_remount_restores_usage() - a volume that
+ * crashed, mounted read-only and then read-write, gets its quota usage
+ * back: the remount recovers the local quota file (patch "ocfs2: Recover
+ * quota when a read-only mount becomes read-write").
+ */
+static void ocfs2_quota_recovery_at_rw_remount_restores_usage(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	const struct fs_kunit_image *crashed;
+	struct fs_kunit_quota_stub *stub;
+	qsize_t inodes;
+
+	crashed = ocfs2_kunit_crash(test, &inodes);
+	stub = ocfs2_kunit_recover_at_remount(test, crashed, 0);
+	KUNIT_EXPECT_GT_MSG(test, stub->calls, 0, "no dquot was acquired: no recovery ran");
+	KUNIT_EXPECT_EQ(test, ocfs2_kunit_crash_inodes(test, ns->sb), inodes);
+}
+
+/*
+ * ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage() - when
+ * ->acquire_dquot() fails for an id the recovery must move, it stops there
+ * (since 6184fc0b8dd7 dqget() returns the error, not NULL), and the usage
+ * stays in the local quota file for the next recovery, neither lost nor
+ * counted twice.
+ */
+static void ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	const struct fs_kunit_ns_suite *suite = ns->suite;
+	const struct fs_kunit_image *crashed;
+	struct fs_kunit_quota_stub *stub;
+	qsize_t inodes;
+
+	crashed = ocfs2_kunit_crash(test, &inodes);
+	stub = ocfs2_kunit_recover_at_remount(test, crashed, -EIO);
+	KUNIT_EXPECT_GT_MSG(test, stub->failed, 0, "the recovery never asked for the dquot");
+	fs_kunit_ns_unmount(test, ns);
+	/* A plain mount recovers what is left, with nothing failing now. */
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0, suite->options,
+							&ns->mnt), 0);
+	ns->sb = ns->mnt->mnt_sb;
+	flush_workqueue(OCFS2_SB(ns->sb)->ocfs2_wq);
+	KUNIT_EXPECT_EQ(test, ocfs2_kunit_crash_inodes(test, ns->sb), inodes);
+}
+
+FS_KUNIT_NS_SUITE(ocfs2_kunit, "ocfs2_dquot", ocfs2_kunit_faults, &ocfs2_kunit_ns,
+		  KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
+		  KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage));
 
 kunit_test_suite(ocfs2_kunit_suite);
 
