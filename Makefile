@@ -11,6 +11,7 @@
 #   TIMEOUT        seconds QEMU may run                       (300)
 #   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
 #   PATCHES        make regressions: only these patches (globs, space-separated)
+#   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
 
 WORKDIR ?= /var/tmp/fs-kunit
 export PROFILE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
@@ -57,9 +58,11 @@ images: deps
 check-images: deps
 	images/make-all.sh --check kunit-tests
 
-# The series as it would be mailed: patches/ with the test sources folded in.
+# The series as mailed, one per maintainer group (patches/covers/), with the
+# test sources folded in; checkpatch --strict and kernel-doc enforced.
+# AUTHOR='Name <mail>' signs the patches.
 series: tree
-	harness/series.sh $(WORKDIR)/series
+	$(PYTHON) harness/series.py $(WORKDIR)/series
 
 bench: deps
 	harness/bench.sh

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make check: the suite in QEMU, the harness's own tests, the documentation
-# check, the counts in the docs, the images, the proof that every
-# regression patch is caught and every case is named by one, and both again
-# under the debug profile.  Each step ends with an
+# check, the series as mailed (checkpatch, kernel-doc), the counts in the
+# docs, the images, the proof that every regression patch is caught and
+# every case is named by one, and both again under the debug profile.  Each step ends with an
 # "N passed, N failed, N skipped" line; the last line here is their sum.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +34,9 @@ step harness /usr/bin/python3 harness/tests/run_tests.py
 # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
 step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-kunit}/linux-source-6.12" &&
 	echo "1 passed, 0 failed, 0 skipped" || echo "0 passed, 1 failed, 0 skipped"' 
+# The series as mailed: checkpatch --strict and kernel-doc find nothing that
+# patches/checkpatch-exceptions does not give a reason for.
+step series /usr/bin/python3 harness/series.py "${WORKDIR:-/var/tmp/fs-kunit}/series"
 # The counts in README.md and docs/design.md are the suite run's.
 step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests

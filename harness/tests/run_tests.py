@@ -253,6 +253,45 @@ class KunitconfigTest(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+class SeriesTest(unittest.TestCase):
+    """The maintainer groups of make series (patches/covers/)."""
+
+    def setUp(self):
+        import series
+        self.series = series
+
+    def test_every_patch_goes_out_in_exactly_one_group(self):
+        entries = self.series.read_series()
+        groups = self.series.read_covers(entries)
+        numbers = [n for g in groups for n in g['patches']]
+        self.assertEqual(sorted(numbers), sorted(self.series.number(p) for p, _ in entries))
+
+    def test_fixes_go_first_and_alone(self):
+        groups = self.series.read_covers(self.series.read_series())
+        kinds = [g['fix'] for g in groups]
+        self.assertEqual(kinds, sorted(kinds, reverse=True))
+        for g in groups:
+            if g['fix']:
+                self.assertEqual(g['needs'], [], g['name'])
+
+    def test_a_patch_in_no_group_is_refused(self):
+        entries = self.series.read_series() + [('0099-new-thing.patch', [])]
+        with self.assertRaises(SystemExit) as e:
+            self.series.read_covers(entries)
+        self.assertIn('0099', str(e.exception))
+
+    def test_needs_names_every_group_before_in_order(self):
+        groups = self.series.read_covers(self.series.read_series())
+        by_name = {g['name']: g for g in groups}
+        ocfs2 = self.series.closure(by_name['ocfs2'], by_name)
+        self.assertEqual(ocfs2, by_name['kunit-fs']['patches'] + by_name['ocfs2-fixes']['patches'])
+
+    def test_checkpatch_terse_lines_are_read(self):
+        line = './0001-x.patch:12: WARNING:MSLEEP: msleep < 20ms can sleep for up to 20ms'
+        self.assertEqual(self.series.FINDING.match(line).groups(),
+                         ('WARNING', 'MSLEEP', 'msleep < 20ms can sleep for up to 20ms'))
+
+
 class PlanTest(unittest.TestCase):
     """Which regression patches may share a kernel."""
 

@@ -115,7 +115,7 @@ static bool stable_writes_kunit_writer_waits(struct stable_writes_kunit *sw)
 			return false;
 		if (folio_test_waiters(sw->folio))
 			return true;
-		msleep(1);
+		usleep_range(500, 1000);
 	}
 }
 

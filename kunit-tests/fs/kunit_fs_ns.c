@@ -104,8 +104,9 @@ void fs_kunit_expect_no_leaked_dquot_refs(struct kunit *test, struct super_block
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
 	for (i = 0; i < nr_holders; i++) {
-		struct dquot *held = rcu_access_pointer(
-			sb->s_op->get_dquots(holders[i])[qid.type]);
+		struct dquot *held;
+
+		held = rcu_access_pointer(sb->s_op->get_dquots(holders[i])[qid.type]);
 
 		expected += held == dquot;
 	}
@@ -645,12 +646,11 @@ static void fs_kunit_ns_expect_no_leaks(struct kunit *test, struct fs_kunit_ns *
 			holders[nr++] = d_inode(d);
 	}
 	for (obj = 0; obj < FS_KUNIT_NR_IDS; obj++) {
-		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
-			make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj))),
-			holders, nr);
-		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb,
-			make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj))),
-			holders, nr);
+		struct kqid uid = make_kqid_uid(make_kuid(&init_user_ns, FS_KUNIT_OBJ_UID(obj)));
+		struct kqid gid = make_kqid_gid(make_kgid(&init_user_ns, FS_KUNIT_OBJ_GID(obj)));
+
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb, uid, holders, nr);
+		fs_kunit_expect_no_leaked_dquot_refs(test, ns->sb, gid, holders, nr);
 	}
 	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++)
 		kunit_release_action(test, fs_kunit_dput_action, found[i]);
