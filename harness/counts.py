@@ -25,8 +25,8 @@ RESULTS = os.environ.get('RESULTS') or os.path.join(TOP, 'results')
 FILES = ('README.md', os.path.join('docs', 'design.md'))
 BEGIN = '<!-- counts: made by harness/counts.py from the sources and the last suite run -->'
 END = '<!-- end of counts -->'
-# A suite's name where its file declares it: .name = "x" or FS_KUNIT_NS_SUITE(sym, "x", ...).
-SUITE = re.compile(r'(?:\.name\s*=\s*|FS_KUNIT_NS_SUITE\(\s*\w+\s*,\s*)"(\w+)"')
+# A suite's name where its file declares it: .name = "x" in a struct kunit_suite.
+SUITE = re.compile(r'struct kunit_suite \w+ = \{[^}]*?\.name\s*=\s*"(\w+)"')
 
 
 def suite_files():

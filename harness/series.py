@@ -23,7 +23,7 @@ Then the checks make check counts: checkpatch.pl --strict finds nothing in
 a patch that patches/checkpatch-exceptions does not list with a reason (a
 listed exception that no longer occurs is an error too), and
 scripts/kernel-doc -none -Wall is clean on every source file the series
-adds.
+adds, and so is a W=1 build of its C files, when a build directory exists.
 """
 
 import glob
@@ -263,6 +263,37 @@ def kernel_doc(tree, files):
     return out
 
 
+def w1(tree, files):
+    """{file: [warnings]} of compiling the series' new C files with W=1 in the
+    default profile's build directory (the tree holds the series then), or
+    None when there is no build yet.  Under the lock run.py takes: a build
+    must not run beside it.  The next make run compiles them again without
+    W=1, which costs seconds."""
+    import fcntl
+    workdir = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
+    build = os.path.join(workdir, 'build')
+    if not os.path.exists(os.path.join(build, '.config')):
+        return None
+    sources = [f for f in files if f.endswith('.c')]
+    with open(os.path.join(workdir, '.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],
+                       capture_output=True, check=True)
+        r = subprocess.run(['make', '-s', 'ARCH=x86_64', 'O=' + build, 'W=1', 'CC=ccache gcc',
+                            f'-j{os.cpu_count() or 1}', *[f[:-2] + '.o' for f in sources]],
+                           cwd=tree.path, capture_output=True, text=True,
+                           env=dict(os.environ, CCACHE_DIR=os.path.join(workdir, 'ccache'),
+                                    CCACHE_BASEDIR=tree.path))
+    out = {f: [] for f in sources}
+    for line in (r.stdout + r.stderr).splitlines():
+        for f in sources:
+            if re.search(rf'\b{re.escape(f)}:\d+:\d+: (warning|error):', line):
+                out[f].append(line)
+    if r.returncode and not any(out.values()):
+        out[sources[0]].append(f'make W=1 failed (exit {r.returncode}): ' + r.stderr[-500:])
+    return out
+
+
 def main():
     if len(sys.argv) != 2:
         die('usage: series.py OUT')
@@ -282,7 +313,7 @@ def main():
     by_name = {g['name']: g for g in groups}
     exceptions = read_exceptions()
     version = tree_version()
-    problems, passed, seen = [], 0, set()
+    problems, passed, skipped, seen = [], 0, 0, set()
 
     staging = tempfile.mkdtemp(prefix='series.', dir=os.path.dirname(out) or '.')
     try:
@@ -343,6 +374,16 @@ def main():
                 f.write(text)
             print(f'series.py: {os.path.basename(gdir)}: {len(mailed)} patches'
                   f'{" (fix, Cc stable)" if g["fix"] else ""}, to {", ".join(people[:1]) or "?"}')
+        all_files = [f for p, fs in read_series() for f in fs]
+        built = w1(tree, all_files)
+        if built is None:
+            print('series.py: no build directory yet: the W=1 build of the new files '
+                  'is skipped (make run first)')
+            skipped += 1
+        else:
+            for f, warnings in built.items():
+                problems += [f'{f}: W=1: {w}' for w in warnings]
+                passed += not warnings
         stale = [k for k in exceptions if k not in seen]
         problems += [f'patches/checkpatch-exceptions: patch {n} {t}: no longer reported; '
                      'drop the line' for n, t in stale]
@@ -355,7 +396,7 @@ def main():
         print('series.py: ' + p)
     print(f'series.py: {len(groups)} series in {out}; '
           f'{len(seen)} checkpatch exceptions listed, {len(problems)} problems')
-    print(f'{passed} passed, {len(problems)} failed, 0 skipped')
+    print(f'{passed} passed, {len(problems)} failed, {skipped} skipped')
     return 1 if problems else 0
 
 

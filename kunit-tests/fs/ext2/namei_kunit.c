@@ -40,7 +40,24 @@ static const struct fs_kunit_ns_suite ext2_kunit_ns = {
 	.quota_files = true,
 };
 
-FS_KUNIT_NS_SUITE(ext2_kunit, "ext2_dquot", ext2_kunit_faults, &ext2_kunit_ns);
+FS_KUNIT_NS_PARAMS(ext2_kunit, ext2_kunit_faults);
+
+static int ext2_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &ext2_kunit_ns);
+}
+
+static struct kunit_case ext2_kunit_cases[] = {
+	FS_KUNIT_NS_CASES(ext2_kunit),
+	{}
+};
+
+static struct kunit_suite ext2_kunit_suite = {
+	.name = "ext2_dquot",
+	.init = ext2_kunit_init,
+	.suite_exit = fs_kunit_leak_scan,
+	.test_cases = ext2_kunit_cases,
+};
 
 kunit_test_suite(ext2_kunit_suite);
 

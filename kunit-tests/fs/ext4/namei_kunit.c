@@ -56,7 +56,24 @@ static const struct fs_kunit_ns_suite ext4_kunit_ns = {
 	.fstype = "ext4", .image = &ext4_kunit_image, .options = "",
 };
 
-FS_KUNIT_NS_SUITE(ext4_kunit, "ext4_dquot", ext4_kunit_faults, &ext4_kunit_ns);
+FS_KUNIT_NS_PARAMS(ext4_kunit, ext4_kunit_faults);
+
+static int ext4_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &ext4_kunit_ns);
+}
+
+static struct kunit_case ext4_kunit_cases[] = {
+	FS_KUNIT_NS_CASES(ext4_kunit),
+	{}
+};
+
+static struct kunit_suite ext4_kunit_suite = {
+	.name = "ext4_dquot",
+	.init = ext4_kunit_init,
+	.suite_exit = fs_kunit_leak_scan,
+	.test_cases = ext4_kunit_cases,
+};
 
 /*
  * ext3 volumes, served by this driver under the name ext3 since commit

@@ -39,7 +39,24 @@ static const struct fs_kunit_ns_suite jfs_kunit_ns = {
 	.quota_files = true, .populate = true,
 };
 
-FS_KUNIT_NS_SUITE(jfs_kunit, "jfs_dquot", jfs_kunit_faults, &jfs_kunit_ns);
+FS_KUNIT_NS_PARAMS(jfs_kunit, jfs_kunit_faults);
+
+static int jfs_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &jfs_kunit_ns);
+}
+
+static struct kunit_case jfs_kunit_cases[] = {
+	FS_KUNIT_NS_CASES(jfs_kunit),
+	{}
+};
+
+static struct kunit_suite jfs_kunit_suite = {
+	.name = "jfs_dquot",
+	.init = jfs_kunit_init,
+	.suite_exit = fs_kunit_leak_scan,
+	.test_cases = jfs_kunit_cases,
+};
 
 kunit_test_suite(jfs_kunit_suite);
 

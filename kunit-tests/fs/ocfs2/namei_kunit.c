@@ -192,9 +192,26 @@ static void ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage(struct kun
 	KUNIT_EXPECT_EQ(test, ocfs2_kunit_crash_inodes(test, ns->sb), inodes);
 }
 
-FS_KUNIT_NS_SUITE(ocfs2_kunit, "ocfs2_dquot", ocfs2_kunit_faults, &ocfs2_kunit_ns,
-		  KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
-		  KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage));
+FS_KUNIT_NS_PARAMS(ocfs2_kunit, ocfs2_kunit_faults);
+
+static int ocfs2_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &ocfs2_kunit_ns);
+}
+
+static struct kunit_case ocfs2_kunit_cases[] = {
+	FS_KUNIT_NS_CASES(ocfs2_kunit),
+	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
+	KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage),
+	{}
+};
+
+static struct kunit_suite ocfs2_kunit_suite = {
+	.name = "ocfs2_dquot",
+	.init = ocfs2_kunit_init,
+	.suite_exit = fs_kunit_leak_scan,
+	.test_cases = ocfs2_kunit_cases,
+};
 
 kunit_test_suite(ocfs2_kunit_suite);
 

@@ -36,7 +36,24 @@ static const struct fs_kunit_ns_suite reiserfs_kunit_ns = {
 	.quota_files = true, .populate = true,
 };
 
-FS_KUNIT_NS_SUITE(reiserfs_kunit, "reiserfs_dquot", reiserfs_kunit_faults, &reiserfs_kunit_ns);
+FS_KUNIT_NS_PARAMS(reiserfs_kunit, reiserfs_kunit_faults);
+
+static int reiserfs_kunit_init(struct kunit *test)
+{
+	return fs_kunit_ns_init(test, &reiserfs_kunit_ns);
+}
+
+static struct kunit_case reiserfs_kunit_cases[] = {
+	FS_KUNIT_NS_CASES(reiserfs_kunit),
+	{}
+};
+
+static struct kunit_suite reiserfs_kunit_suite = {
+	.name = "reiserfs_dquot",
+	.init = reiserfs_kunit_init,
+	.suite_exit = fs_kunit_leak_scan,
+	.test_cases = reiserfs_kunit_cases,
+};
 
 kunit_test_suite(reiserfs_kunit_suite);
 

@@ -223,44 +223,46 @@ void fs_kunit_ns_unmount(struct kunit *test, struct fs_kunit_ns *ns);
 void fs_kunit_ns_op_returns_error(struct kunit *test);
 void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
 
-/*
- * The shared cases of the suite @sym##_suite, named @suite_name, over every
- * row of @faults, then any cases of its own given as further arguments, each
- * on a fresh mount of @ns (a struct fs_kunit_ns_suite *).  "leaves the disk
- * unchanged" runs only for operations that leave a trace on the disk when
- * they wrongly succeed (a tmpfile is gone again once closed; opening a file
- * writes nothing).
+/**
+ * FS_KUNIT_NS_PARAMS() - the parameter generators of a fault table
+ * @prefix: prefix##_gen_params() runs over every row of @faults,
+ *	prefix##_traced_gen_params() over the rows whose operation leaves a trace
+ *	on the disk when it wrongly succeeds (a tmpfile is gone again once
+ *	closed; opening a file writes nothing)
+ * @faults: the table, an array of struct fs_kunit_fault
+ *
+ * What KUNIT_ARRAY_PARAM() does for a plain array; each row's description is
+ * its operation, call site and errno.
  */
-#define FS_KUNIT_NS_SUITE(sym, suite_name, faults, ns, ...)				\
-	static const void *sym##_all_params(const void *prev, char *desc)		\
+#define FS_KUNIT_NS_PARAMS(prefix, faults)						\
+	static const void *prefix##_gen_params(const void *prev, char *desc)		\
 	{										\
 		return fs_kunit_ns_gen_params(faults, ARRAY_SIZE(faults), false,	\
 					      prev, desc);				\
 	}										\
-	static const void *sym##_traced_params(const void *prev, char *desc)		\
+	static const void *prefix##_traced_gen_params(const void *prev, char *desc)	\
 	{										\
 		return fs_kunit_ns_gen_params(faults, ARRAY_SIZE(faults), true,	\
 					      prev, desc);				\
-	}										\
-	static int sym##_init(struct kunit *test)					\
-	{										\
-		return fs_kunit_ns_init(test, ns);					\
-	}										\
-	static struct kunit_case sym##_cases[] = {					\
-		{ .name = "op_returns_dquot_error",					\
-		  .run_case = fs_kunit_ns_op_returns_error,				\
-		  .generate_params = sym##_all_params },				\
-		{ .name = "failed_op_leaves_disk_unchanged",				\
-		  .run_case = fs_kunit_ns_failed_op_leaves_disk_unchanged,		\
-		  .generate_params = sym##_traced_params },				\
-		##__VA_ARGS__,								\
-		{}									\
-	};										\
-	static struct kunit_suite sym##_suite = {					\
-		.name = suite_name,							\
-		.init = sym##_init,							\
-		.suite_exit = fs_kunit_leak_scan,					\
-		.test_cases = sym##_cases,						\
 	}
+
+/**
+ * FS_KUNIT_NS_CASES() - the shared cases, as rows of a suite's case table
+ * @prefix: the prefix given to FS_KUNIT_NS_PARAMS()
+ *
+ * op_returns_dquot_error: each operation returns exactly the error of the
+ * ->acquire_dquot() its row fails (fs_kunit_ns_op_returns_error()).
+ * failed_op_leaves_disk_unchanged: after that failure no dquot reference is
+ * kept, and what the filesystem reads back from the disk is what it read
+ * before (fs_kunit_ns_failed_op_leaves_disk_unchanged()).  Both run on a
+ * fresh mount made by fs_kunit_ns_init(), which the suite's ->init calls.
+ */
+#define FS_KUNIT_NS_CASES(prefix)								\
+	{ .name = "op_returns_dquot_error",						\
+	  .run_case = fs_kunit_ns_op_returns_error,					\
+	  .generate_params = prefix##_gen_params },					\
+	{ .name = "failed_op_leaves_disk_unchanged",					\
+	  .run_case = fs_kunit_ns_failed_op_leaves_disk_unchanged,			\
+	  .generate_params = prefix##_traced_gen_params }
 
 #endif /* _KUNIT_FS_H */
