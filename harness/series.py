@@ -41,6 +41,9 @@ import regressions  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATCHES = os.path.join(TOP, 'patches')
+# The image scripts go out with the series under this kernel path; here they
+# are images/.  Every other file a patch adds is kunit-tests/<its kernel path>.
+TOOLS = 'tools/testing/fs_kunit/'
 PLACEHOLDER = re.compile(r'^Signed-off-by: Seed .*$', re.M)
 FINDING = re.compile(r'^.*?:\d+: (ERROR|WARNING|CHECK):(\w+): (.*)$')
 
@@ -51,6 +54,13 @@ def die(msg):
 
 def number(patch):
     return patch.split('-', 1)[0]
+
+
+def source(f):
+    """Where the file a patch adds at kernel path @f is in this repository."""
+    if f.startswith(TOOLS):
+        return os.path.join(TOP, 'images', f[len(TOOLS):])
+    return os.path.join(TOP, 'kunit-tests', f)
 
 
 def read_series():
@@ -123,10 +133,10 @@ class Tree:
                 die(f'{patch} does not apply to {tree_version()} after patches '
                     f'{" ".join(numbers[:numbers.index(n)]) or "none"}:\n{r.stderr}')
             for f in files:
-                blob = self.git('hash-object', '-w', '--path', f,
-                                os.path.join(TOP, 'kunit-tests', f)).strip()
+                blob = self.git('hash-object', '-w', '--path', f, source(f)).strip()
+                mode = '100755' if os.access(source(f), os.X_OK) else '100644'
                 self.git('update-index', '--add', '--index-info',
-                         input=f'100644 {blob}\t{f}\n', env=env)
+                         input=f'{mode} {blob}\t{f}\n', env=env)
             info = subprocess.run(['git', 'mailinfo', os.path.join(tmp, 'msg'), os.devnull],
                                   stdin=open(path), capture_output=True, text=True,
                                   check=True).stdout
@@ -255,9 +265,9 @@ def kernel_doc(tree, files):
     """{file: [warnings]} of scripts/kernel-doc -none -Wall."""
     out = {}
     for f in files:
-        if f.endswith(('.c', '.h')):
+        if f.endswith(('.c', '.h')) and not f.startswith(TOOLS):
             r = subprocess.run([os.path.join(tree.path, 'scripts', 'kernel-doc'), '-none',
-                                '-Wall', os.path.join(TOP, 'kunit-tests', f)],
+                                '-Wall', source(f)],
                                capture_output=True, text=True)
             out[f] = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
     return out
@@ -274,7 +284,8 @@ def w1(tree, files):
     build = os.path.join(workdir, 'build')
     if not os.path.exists(os.path.join(build, '.config')):
         return None
-    sources = [f for f in files if f.endswith('.c')]
+    # fixed-random.c is built by the image scripts, not by kbuild.
+    sources = [f for f in files if f.endswith('.c') and not f.startswith(TOOLS)]
     with open(os.path.join(workdir, '.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],

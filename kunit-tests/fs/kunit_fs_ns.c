@@ -283,7 +283,7 @@ static void fs_kunit_ns_write_quota_file(struct kunit *test, struct vfsmount *mn
 }
 
 /*
- * What images/make-ext.sh copies into its images, made here for filesystems
+ * What tools/testing/fs_kunit/make-ext.sh copies into its images, made here for filesystems
  * whose mkfs cannot copy a tree in: the objects with their owners; pad/ with
  * a file for each of the two ids no object has, so that every id the cases
  * use has a quota entry before the operation under test runs; the quota
