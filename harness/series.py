@@ -374,8 +374,9 @@ def main():
                 letter += [textwrap.fill(x, 72, subsequent_indent='    ') for x in listed] + ['']
             letter += [f'Based on Debian\'s linux-source-6.12 {version}.']
             if not author:
-                letter += ['', 'NOT SIGNED: a person must sign off these patches '
-                           "(make series AUTHOR='Name <mail>') before they are sent."]
+                letter += [''] + textwrap.wrap(
+                    'NOT SIGNED: a person must sign off these patches '
+                    "(make series AUTHOR='Name <mail>') before they are sent.", 72)
             cover = os.path.join(gdir, '0000-cover-letter.patch')
             with open(cover) as f:
                 text = f.read()

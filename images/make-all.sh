@@ -5,8 +5,7 @@
 # the tools make today with what is committed (a pass or a fail per header).
 #
 # usage: make-all.sh [--check] DIR   (kunit-tests/ of the suite's repository,
-#        or the top of a kernel tree with the series, where this is
-#        tools/testing/fs_kunit/make-all.sh)
+#        or the top of a kernel tree with the series applied)
 set -eu
 check=
 [ "${1:-}" = --check ] && { check=1; shift; }
