@@ -18,14 +18,20 @@
  * The last dqget() caller is quota recovery: after a crash the local quota
  * file still holds usage the global file has not seen, and
  * ocfs2_recover_local_quota_file() takes the dquot of every id in it.
+ *
+ * On this local mount the cluster locks do nothing; whether an operation
+ * drops a lock it never took shows only in ocfs2_inode_unlock()'s static
+ * stub.
  */
 #include <kunit/fs.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/fs.h>
 #include <linux/quotaops.h>
 #include <linux/workqueue.h>
 
 #include "ocfs2.h"
+#include "dlmglue.h"
 #include "quota.h"
 #include "namei_kunit_images.h"
 
@@ -194,6 +200,59 @@ static void ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage(struct kun
 
 FS_KUNIT_NS_PARAMS(ocfs2_kunit, ocfs2_kunit_faults);
 
+/* The rows whose failing dquot_initialize() is of a directory. */
+static const void *ocfs2_kunit_dir_gen_params(const void *prev, char *desc)
+{
+	const struct fs_kunit_fault *f = prev;
+
+	do {
+		f = ocfs2_kunit_gen_params(f, desc);
+	} while (f && f->owner != FS_KUNIT_D1 && f->owner != FS_KUNIT_D2);
+	return f;
+}
+
+/*
+ * The exclusive unlocks of one inode's cluster lock in the running case.
+ * The path walk before an operation takes and drops the directory's lock
+ * shared (permission, lookup); the operations take it exclusive.
+ */
+static struct {
+	struct inode *inode;
+	int count;
+} ocfs2_kunit_unlocks;
+
+/* On a local mount the real ocfs2_inode_unlock() does nothing either. */
+static void ocfs2_kunit_count_unlock(struct inode *inode, int ex)
+{
+	if (inode == ocfs2_kunit_unlocks.inode && ex)
+		ocfs2_kunit_unlocks.count++;
+}
+
+/*
+ * dir_dquot_error_unlocks_no_dir_lock() - an operation whose
+ * dquot_initialize() of a directory fails has not locked the directory
+ * yet, so it must not unlock it either.  On a cluster mount such an unlock
+ * drops another task's holder or hits the BUG() in ocfs2_dec_holders(); on
+ * this local mount only the count of ocfs2_inode_unlock() calls, through
+ * its static stub, shows it (patch "ocfs2: Do not unlock the directory
+ * when ocfs2_symlink() cannot initialize its quota").
+ */
+static void dir_dquot_error_unlocks_no_dir_lock(struct kunit *test)
+{
+	const struct fs_kunit_fault *f = test->param_value;
+	struct fs_kunit_ns *ns = test->priv;
+
+	KUNIT_ASSERT_TRUE(test, ocfs2_mount_local(OCFS2_SB(ns->sb)));
+	ocfs2_kunit_unlocks.inode = d_inode(ns->obj[f->owner]);
+	ocfs2_kunit_unlocks.count = 0;
+	kunit_activate_static_stub(test, ocfs2_inode_unlock, ocfs2_kunit_count_unlock);
+	fs_kunit_quota_fail(ns->stub, -EIO, USRQUOTA, FS_KUNIT_OBJ_UID(f->owner));
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, f->op), -EIO);
+	kunit_deactivate_static_stub(test, ocfs2_inode_unlock);
+	KUNIT_EXPECT_EQ_MSG(test, ocfs2_kunit_unlocks.count, 0,
+			    "the directory's cluster lock was dropped, never taken");
+}
+
 static int ocfs2_kunit_init(struct kunit *test)
 {
 	return fs_kunit_ns_init(test, &ocfs2_kunit_ns);
@@ -201,6 +260,7 @@ static int ocfs2_kunit_init(struct kunit *test)
 
 static struct kunit_case ocfs2_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ocfs2_kunit),
+	KUNIT_CASE_PARAM(dir_dquot_error_unlocks_no_dir_lock, ocfs2_kunit_dir_gen_params),
 	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
 	KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage),
 	{}
