@@ -5,7 +5,7 @@
  *
  * Included at the end of mm/kmemleak.c, so that a case can look up the
  * object kmemleak keeps for an address and ask whether a scan reported it.
- * Each case takes about six seconds: kmemleak reports nothing younger than
+ * Each case takes six seconds or more: kmemleak reports nothing younger than
  * MSECS_MIN_AGE.
  */
 #include <kunit/test.h>
