@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import counts  # noqa: E402
+import regressions  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKDIR = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
@@ -70,7 +70,7 @@ def finish(name, scratch, out):
     files = re.findall(r'^\+\+\+ b/(\S+)', diff, re.M)
     funcs = sorted(set(re.findall(r'^@@ [^@]+ @@ .*?(\w+)\(', diff, re.M)))
     dirs = {os.path.dirname(f) for f in files}
-    suites = sorted(s for s, path in counts.suite_files().items()
+    suites = sorted(s for s, path in regressions.suite_files().items()
                     if os.path.dirname(path) in dirs)
     header = '''Regression: TODO: what the patch brings back, in one line
 Seed: TODO: the commit whose fix this undoes (see ../shared/seeds/)

@@ -36,7 +36,6 @@ import tempfile
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import counts  # noqa: E402
 import regressions  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -197,7 +196,7 @@ def proof(tree, group):
     """Lines for the cover letter: how to run the group's suites and what the
     regression patches of this repository showed about them."""
     files = [f for n in group['patches'] for f in tree.entries[n][1]]
-    suites = sorted(s for s, f in counts.suite_files().items() if f in files)
+    suites = sorted(s for s, f in regressions.suite_files().items() if f in files)
     kunitconfigs = sorted(os.path.dirname(f) for f in files if f.endswith('.kunitconfig'))
     nums = group['patches']
     reverts = []

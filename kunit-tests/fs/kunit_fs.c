@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit fixtures shared by the filesystem test suites: a real image on a RAM
- * disk, mounted with vfs_kern_mount(), and a stub for ->acquire_dquot().
- *
- * Built-in KUnit tests run before userspace and before devtmpfs, so the
- * device node is made here, in rootfs, once the initramfs is unpacked.
+ * disk of the test's own, mounted with vfs_kern_mount(), and a stub for
+ * ->acquire_dquot().
  */
 #include <kunit/fs.h>
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <kunit/test-bug.h>
 #include <kunit/visibility.h>
+#include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/initrd.h>
 #include <linux/kmemleak.h>
-#include <linux/major.h>
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/quotaops.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-
-#define FS_KUNIT_DEV		MKDEV(RAMDISK_MAJOR, 0)
-#define FS_KUNIT_DEV_PATH	"/fs_kunit_ram0"
+#include <linux/vmalloc.h>
 
 /*
  * Kernels with kmemleak: blame a leak on the case that made it.  kmemleak
@@ -72,28 +69,6 @@ void fs_kunit_leak_scan(struct kunit_suite *suite)
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_leak_scan);
 
-/* Our exclusive claim on the RAM disk; a mounted filesystem holds its own. */
-static int fs_kunit_holder;
-
-/*
- * Open the RAM disk exclusively.  A mount dropped from a kernel thread is
- * torn down later by a work item, so the device may still be claimed by the
- * previous case's filesystem for a moment: wait for it, within reason.
- */
-static struct file *fs_kunit_open_device(blk_mode_t mode)
-{
-	struct file *file;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		file = bdev_file_open_by_dev(FS_KUNIT_DEV, mode, &fs_kunit_holder, NULL);
-		if (PTR_ERR_OR_ZERO(file) != -EBUSY)
-			break;
-		msleep(20);
-	}
-	return file;
-}
-
 KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_kvfree, kvfree, const void *);
 
 /* Device-sized buffers are too big for kunit_kzalloc(). */
@@ -106,125 +81,193 @@ static void *fs_kunit_kvzalloc(struct kunit *test, size_t size)
 	return buf;
 }
 
-static int fs_kunit_make_node(void)
-{
-	struct dentry *dentry;
-	struct path path;
-	int err;
+/*
+ * Each test gets a RAM disk of its own, made the size of the first image it
+ * writes and removed when the test ends.  A test loaded on a running system
+ * then touches no device, node or memory that it did not make, and a
+ * filesystem that needs a big device gets one of exactly its image's size.
+ */
+struct fs_kunit_disk {
+	struct kunit_resource res;
+	struct gendisk *disk;	/* NULL until the first image is written */
+	void *data;		/* the disk's contents */
+	u32 size;
+	bool stable;		/* BLK_FEAT_STABLE_WRITES */
+	bool node_made;		/* made in rootfs by us, removed with the disk */
+	char path[DISK_NAME_LEN + 8];
+};
 
-	/* Rootfs is being filled asynchronously until then. */
-	wait_for_initramfs();
-	dentry = kern_path_create(AT_FDCWD, FS_KUNIT_DEV_PATH, &path, 0);
-	if (IS_ERR(dentry))
-		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
-	err = vfs_mknod(mnt_idmap(path.mnt), d_inode(path.dentry), dentry,
-			S_IFBLK | 0600, FS_KUNIT_DEV);
-	done_path_create(&path, dentry);
-	return err;
+#define FS_KUNIT_DISK	"fs_kunit_disk"
+
+static atomic_t fs_kunit_disk_ids = ATOMIC_INIT(0);
+
+static void fs_kunit_submit_bio(struct bio *bio)
+{
+	struct fs_kunit_disk *d = bio->bi_bdev->bd_disk->private_data;
+	u64 pos = (u64)bio->bi_iter.bi_sector << SECTOR_SHIFT;
+	struct bvec_iter iter;
+	struct bio_vec bv;
+
+	/* Flushes have no data and were completed before they got here. */
+	if (bio_op(bio) != REQ_OP_READ && bio_op(bio) != REQ_OP_WRITE) {
+		bio_io_error(bio);
+		return;
+	}
+	/* The block layer has checked the range against the capacity. */
+	bio_for_each_segment(bv, bio, iter) {
+		if (op_is_write(bio_op(bio)))
+			memcpy_from_bvec(d->data + pos, &bv);
+		else
+			memcpy_to_bvec(&bv, d->data + pos);
+		pos += bv.bv_len;
+	}
+	bio_endio(bio);
 }
 
-static ssize_t fs_kunit_write_runs(struct file *file, const struct fs_kunit_image *image)
+static const struct block_device_operations fs_kunit_disk_ops = {
+	.owner = THIS_MODULE,
+	.submit_bio = fs_kunit_submit_bio,
+};
+
+/* Our exclusive claim on the disk; a mounted filesystem holds its own. */
+static int fs_kunit_holder;
+
+/*
+ * Open the disk exclusively.  A mount dropped from a kernel thread is torn
+ * down later by a work item, so the device may still be claimed by the
+ * filesystem for a moment: wait for it, within reason.
+ */
+static struct file *fs_kunit_open_device(struct fs_kunit_disk *d, blk_mode_t mode)
 {
-	unsigned int i;
-	ssize_t ret = 0;
+	struct file *file;
+	int i;
 
-	if (image->base)
-		ret = fs_kunit_write_runs(file, image->base);
-	for (i = 0; !ret && i < image->nr_runs; i++) {
-		loff_t pos = image->runs[i].offset;
-
-		ret = kernel_write(file, image->runs[i].data, image->runs[i].len, &pos);
-		ret = ret < 0 ? ret : (ret == image->runs[i].len ? 0 : -EIO);
+	for (i = 0; i < 500; i++) {
+		file = bdev_file_open_by_dev(disk_devt(d->disk), mode, &fs_kunit_holder, NULL);
+		if (PTR_ERR_OR_ZERO(file) != -EBUSY)
+			break;
+		msleep(20);
 	}
-	return ret;
+	return file;
+}
+
+static void fs_kunit_remove_node(struct fs_kunit_disk *d)
+{
+	const char *name = d->path + 1;
+	struct dentry *dentry;
+	struct path root;
+
+	if (!d->node_made || kern_path("/", 0, &root))
+		return;
+	inode_lock_nested(d_inode(root.dentry), I_MUTEX_PARENT);
+	dentry = lookup_one_len(name, root.dentry, strlen(name));
+	if (!IS_ERR(dentry)) {
+		if (d_is_positive(dentry) &&
+		    vfs_unlink(mnt_idmap(root.mnt), d_inode(root.dentry), dentry, NULL))
+			pr_warn("fs_kunit: cannot remove %s\n", d->path);
+		dput(dentry);
+	}
+	inode_unlock(d_inode(root.dentry));
+	path_put(&root);
+}
+
+static void fs_kunit_disk_free(struct kunit_resource *res)
+{
+	struct fs_kunit_disk *d = res->data;
+
+	fs_kunit_remove_node(d);
+	if (d->disk) {
+		del_gendisk(d->disk);
+		put_disk(d->disk);
+	}
+	vfree(d->data);
+	kfree(d);
+}
+
+/* The test's disk, made (without a device yet) on first use. */
+static struct fs_kunit_disk *fs_kunit_disk(struct kunit *test)
+{
+	struct kunit_resource *res = kunit_find_named_resource(test, FS_KUNIT_DISK);
+	struct fs_kunit_disk *d;
+
+	if (res) {
+		d = res->data;
+		kunit_put_resource(res);
+		return d;
+	}
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_EQ(test, kunit_add_named_resource(test, NULL, fs_kunit_disk_free, &d->res,
+						       FS_KUNIT_DISK, d), 0);
+	return d;
 }
 
 /*
- * brd frees the pages of a discarded range, which then read as zeros: much
- * cheaper than writing zeros over a device sized for the largest image.
- * The page cache is dropped too, or it would keep the old contents.
+ * A path to the disk, for vfs_kern_mount().  On a running system devtmpfs
+ * made /dev/<name> when the disk was added.  Built-in tests run before
+ * devtmpfs is mounted: the node is made in rootfs, and removed with the disk.
  */
-static int fs_kunit_zero_device(struct file *file)
+static void fs_kunit_find_node(struct kunit *test, struct fs_kunit_disk *d)
 {
-	struct block_device *bdev = file_bdev(file);
-	loff_t pos = 0, size = bdev_nr_bytes(bdev);
-	ssize_t ret;
-	void *zero;
+	struct dentry *dentry;
+	struct path path;
+	bool ours = false;
+	int err;
 
-	ret = sync_blockdev(bdev);
-	if (ret)
-		return ret;
-	if (!blkdev_issue_discard(bdev, 0, bdev_nr_sectors(bdev), GFP_KERNEL)) {
-		invalidate_bdev(bdev);
-		return 0;
+	snprintf(d->path, sizeof(d->path), "/dev/%s", d->disk->disk_name);
+	if (!kern_path(d->path, LOOKUP_FOLLOW, &path)) {
+		ours = S_ISBLK(d_inode(path.dentry)->i_mode) &&
+		       d_inode(path.dentry)->i_rdev == disk_devt(d->disk);
+		path_put(&path);
 	}
-	zero = kzalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!zero)
-		return -ENOMEM;
-	while (!ret && pos < size) {
-		ret = kernel_write(file, zero, min_t(loff_t, PAGE_SIZE, size - pos), &pos);
-		ret = ret < 0 ? ret : 0;
+	if (ours)
+		return;
+	if (system_state == SYSTEM_RUNNING)
+		kunit_skip(test, "no %s: devtmpfs is not mounted on /dev", d->path);
+	/* Rootfs is being filled asynchronously until then. */
+	wait_for_initramfs();
+	snprintf(d->path, sizeof(d->path), "/%s", d->disk->disk_name);
+	dentry = kern_path_create(AT_FDCWD, d->path, &path, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, dentry, "cannot make %s", d->path);
+	err = vfs_mknod(mnt_idmap(path.mnt), d_inode(path.dentry), dentry,
+			S_IFBLK | 0600, disk_devt(d->disk));
+	done_path_create(&path, dentry);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot make %s", d->path);
+	d->node_made = true;
+}
+
+static void fs_kunit_add_disk(struct kunit *test, struct fs_kunit_disk *d, u32 size)
+{
+	struct queue_limits lim = {
+		.physical_block_size = PAGE_SIZE,
+		.features = BLK_FEAT_SYNCHRONOUS | BLK_FEAT_NOWAIT |
+			    (d->stable ? BLK_FEAT_STABLE_WRITES : 0),
+	};
+	struct gendisk *disk;
+
+	/* Leave the running system most of what it has. */
+	if (size > (si_mem_available() << PAGE_SHIFT) / 4)
+		kunit_skip(test, "a %u KiB RAM disk would take more than a quarter of the free memory",
+			   size >> 10);
+	d->data = vzalloc(size);
+	if (!d->data)
+		kunit_skip(test, "no memory for a %u KiB RAM disk", size >> 10);
+	d->size = size;
+	disk = blk_alloc_disk(&lim, NUMA_NO_NODE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, disk);
+	disk->fops = &fs_kunit_disk_ops;
+	disk->private_data = d;
+	disk->flags |= GENHD_FL_NO_PART;
+	snprintf(disk->disk_name, DISK_NAME_LEN, "fs_kunit%d",
+		 atomic_inc_return(&fs_kunit_disk_ids) - 1);
+	set_capacity(disk, size >> SECTOR_SHIFT);
+	if (add_disk(disk)) {
+		put_disk(disk);
+		KUNIT_FAIL_AND_ABORT(test, "cannot add the RAM disk");
 	}
-	kfree(zero);
-	return ret;
+	d->disk = disk;
+	fs_kunit_find_node(test, d);
 }
-
-/**
- * fs_kunit_write_image() - make the RAM disk hold exactly @image
- * @test: the test
- * @image: the image; the rest of the device is zeroed
- *
- * Return: 0 or a negative error; nothing stays open either way.
- */
-int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
-{
-	struct file *file;
-	ssize_t ret;
-
-	/* Every case starts by writing its image. */
-	fs_kunit_leak_mark(test);
-	file = fs_kunit_open_device(BLK_OPEN_READ | BLK_OPEN_WRITE);
-	if (IS_ERR(file))
-		return PTR_ERR(file);
-	ret = image->size > bdev_nr_bytes(file_bdev(file)) ? -ENOSPC : 0;
-	if (!ret)
-		ret = fs_kunit_zero_device(file);
-	if (!ret)
-		ret = fs_kunit_write_runs(file, image);
-	if (!ret)
-		ret = sync_blockdev(file_bdev(file));
-	/* bdev_fput() lets go of the claim now, not when the file is freed. */
-	bdev_fput(file);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_write_image);
-
-/**
- * fs_kunit_read_device() - the first @size bytes of the RAM disk
- * @test: the test; the buffer is freed with it
- * @size: how many bytes
- *
- * Reads through the block device's page cache, which a mounted filesystem
- * writes through too, so it may be called while mounted.  Asserts on failure.
- *
- * Return: the bytes, in a buffer freed with the test.
- */
-u8 *fs_kunit_read_device(struct kunit *test, u32 size)
-{
-	struct file *file;
-	loff_t pos = 0;
-	ssize_t ret;
-	u8 *buf;
-
-	buf = fs_kunit_kvzalloc(test, size);
-	file = bdev_file_open_by_dev(FS_KUNIT_DEV, BLK_OPEN_READ, NULL, NULL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
-	ret = kernel_read(file, buf, size, &pos);
-	fput(file);
-	KUNIT_ASSERT_EQ(test, ret, (ssize_t)size);
-	return buf;
-}
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_read_device);
 
 static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
 {
@@ -235,6 +278,75 @@ static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
 	for (i = 0; i < image->nr_runs; i++)
 		memcpy(buf + image->runs[i].offset, image->runs[i].data, image->runs[i].len);
 }
+
+/**
+ * fs_kunit_write_image() - make the test's RAM disk hold exactly @image
+ * @test: the test
+ * @image: the image
+ *
+ * The first image a test writes makes its RAM disk, of the image's size; a
+ * later image must not be bigger.  The case is skipped if the memory for the
+ * disk cannot be had.
+ *
+ * Return: 0 or a negative error; nothing stays open either way.
+ */
+int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
+{
+	struct fs_kunit_disk *d = fs_kunit_disk(test);
+	struct file *file;
+	int ret;
+
+	/* Every case starts by writing its image. */
+	fs_kunit_leak_mark(test);
+	if (!d->disk)
+		fs_kunit_add_disk(test, d, image->size);
+	if (image->size > d->size)
+		return -ENOSPC;
+	/* The claim keeps filesystems off while the contents change under the cache. */
+	file = fs_kunit_open_device(d, BLK_OPEN_READ | BLK_OPEN_WRITE);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	ret = sync_blockdev(file_bdev(file));
+	if (!ret) {
+		memset(d->data, 0, d->size);
+		fs_kunit_apply_runs(d->data, image);
+		invalidate_bdev(file_bdev(file));
+	}
+	/* bdev_fput() lets go of the claim now, not when the file is freed. */
+	bdev_fput(file);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_write_image);
+
+/**
+ * fs_kunit_read_device() - the first @size bytes of the test's RAM disk
+ * @test: the test; the buffer is freed with it
+ * @size: how many bytes
+ *
+ * Reads through the block device's page cache, which a mounted filesystem
+ * writes through too, so it may be called while mounted.  Asserts on failure.
+ *
+ * Return: the bytes, in a buffer freed with the test.
+ */
+u8 *fs_kunit_read_device(struct kunit *test, u32 size)
+{
+	struct fs_kunit_disk *d = fs_kunit_disk(test);
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	u8 *buf;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, d->disk, "no image was written");
+	buf = fs_kunit_kvzalloc(test, size);
+	file = bdev_file_open_by_dev(disk_devt(d->disk), BLK_OPEN_READ, NULL, NULL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	ret = kernel_read(file, buf, size, &pos);
+	/* Not fput(): from a kernel thread it is deferred, past the disk's removal. */
+	bdev_fput(file);
+	KUNIT_ASSERT_EQ(test, ret, (ssize_t)size);
+	return buf;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_read_device);
 
 /**
  * fs_kunit_image_bytes() - @image as one buffer of @image->size bytes
@@ -272,92 +384,87 @@ s64 fs_kunit_first_change(struct kunit *test, const struct fs_kunit_image *image
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_first_change);
 
-struct fs_kunit_features {
-	struct request_queue *q;
-	blk_features_t stable;
-};
-
-static void fs_kunit_restore_features(void *data)
-{
-	struct fs_kunit_features *saved = data;
-	struct queue_limits lim = queue_limits_start_update(saved->q);
-
-	lim.features = (lim.features & ~BLK_FEAT_STABLE_WRITES) | saved->stable;
-	if (queue_limits_commit_update(saved->q, &lim))
-		pr_warn("fs_kunit: cannot restore the stable-writes feature of the RAM disk\n");
-}
-
 /**
  * fs_kunit_set_stable_writes() - make the RAM disk need stable pages, or not
- * @test: the test; the feature is restored when it ends
+ * @test: the test
  * @stable: whether a page must not change while it is written back
  *
  * Call it before mounting: a filesystem learns it at mount time.
  */
 void fs_kunit_set_stable_writes(struct kunit *test, bool stable)
 {
-	struct fs_kunit_features *saved = kunit_kzalloc(test, sizeof(*saved), GFP_KERNEL);
+	struct fs_kunit_disk *d = fs_kunit_disk(test);
 	struct queue_limits lim;
-	struct file *file;
 
-	KUNIT_ASSERT_NOT_NULL(test, saved);
-	file = fs_kunit_open_device(BLK_OPEN_READ);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
-	saved->q = bdev_get_queue(file_bdev(file));
-	bdev_fput(file);
-	lim = queue_limits_start_update(saved->q);
-	saved->stable = lim.features & BLK_FEAT_STABLE_WRITES;
+	d->stable = stable;
+	if (!d->disk)
+		return;	/* fs_kunit_add_disk() sets it */
+	lim = queue_limits_start_update(d->disk->queue);
 	if (stable)
 		lim.features |= BLK_FEAT_STABLE_WRITES;
 	else
 		lim.features &= ~BLK_FEAT_STABLE_WRITES;
-	KUNIT_ASSERT_EQ(test, queue_limits_commit_update(saved->q, &lim), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_restore_features, saved),
-			0);
+	KUNIT_ASSERT_EQ(test, queue_limits_commit_update(d->disk->queue, &lim), 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_set_stable_writes);
 
+/*
+ * Unmount finished once the filesystem has given the device back.  A device
+ * still claimed then fails the case that mounted it, not the next one.
+ */
 static void fs_kunit_unmount_action(void *data)
 {
+	struct kunit *test = kunit_get_current_test();
 	struct vfsmount *mnt = data;
+	struct fs_kunit_disk *d;
+	struct kunit_resource *res;
 	struct file *file;
 
 	mntput(mnt);
-	/* Unmount finished once the filesystem has given the device back. */
-	file = fs_kunit_open_device(BLK_OPEN_READ);
+	res = test ? kunit_find_named_resource(test, FS_KUNIT_DISK) : NULL;
+	if (!res)
+		return;
+	d = res->data;
+	kunit_put_resource(res);
+	file = fs_kunit_open_device(d, BLK_OPEN_READ);
 	if (IS_ERR(file))
-		pr_warn("fs_kunit: " FS_KUNIT_DEV_PATH " still busy after unmount: %ld\n",
-			PTR_ERR(file));
+		KUNIT_FAIL(test, "%s still busy 10 s after unmount: %pe", d->path, file);
 	else
 		bdev_fput(file);
 }
 
 /**
- * fs_kunit_try_mount_device() - mount what the RAM disk holds now
+ * fs_kunit_try_mount_device() - mount what the test's RAM disk holds now
  * @test: the test; the mount is dropped when it ends
  * @fstype: filesystem type, e.g. "ext4"
  * @flags: SB_* flags, e.g. SB_RDONLY
  * @options: mount options ("" for none)
  * @mnt: the mount, when 0 is returned
  *
- * For a second mount of an image a test changed.
+ * For a second mount of an image a test changed.  The case is skipped if
+ * @fstype is not available.
  *
  * Return: 0 or the error of the mount.
  */
 int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 			      const char *options, struct vfsmount **mnt)
 {
+	struct fs_kunit_disk *d = fs_kunit_disk(test);
 	struct file_system_type *type;
 	struct vfsmount *m;
 	char *opts;
 	int err;
 
+	KUNIT_ASSERT_NOT_NULL_MSG(test, d->disk, "no image was written");
 	type = get_fs_type(fstype);
-	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "%s is not built in", fstype);
+	if (!type)
+		kunit_skip(test, "filesystem %s is not available", fstype);
 	/* Option parsing writes into the string. */
 	opts = kunit_kstrdup(test, options, GFP_KERNEL);
+	if (!opts)
+		module_put(type->owner);
 	KUNIT_ASSERT_NOT_NULL(test, opts);
-	m = vfs_kern_mount(type, flags, FS_KUNIT_DEV_PATH, opts);
+	m = vfs_kern_mount(type, flags, d->path, opts);
 	module_put(type->owner);
 	if (IS_ERR(m))
 		return PTR_ERR(m);
@@ -369,7 +476,7 @@ int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount_device);
 
 /**
- * fs_kunit_try_mount() - write @image to the RAM disk and mount it
+ * fs_kunit_try_mount() - write @image to the test's RAM disk and mount it
  * @test: the test; the mount is dropped when it ends
  * @fstype: filesystem type, e.g. "ext4"
  * @image: the image
@@ -387,8 +494,6 @@ int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 {
 	int err;
 
-	err = fs_kunit_make_node();
-	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot make " FS_KUNIT_DEV_PATH);
 	err = fs_kunit_write_image(test, image);
 	KUNIT_ASSERT_EQ_MSG(test, err, 0, "cannot write the image to the RAM disk");
 	return fs_kunit_try_mount_device(test, fstype, flags, options, mnt);

@@ -88,10 +88,15 @@ static int ext3_kunit_mount(struct kunit *test, const struct fs_kunit_image *ima
 static void ext3_volume_is_served_by_ext4(struct kunit *test)
 {
 	struct file_system_type *ext4 = get_fs_type("ext4");
+	struct file_system_type *ext3;
 	struct vfsmount *mnt;
 
 	KUNIT_ASSERT_NOT_NULL(test, ext4);
 	module_put(ext4->owner);
+	/* The fixture skips a case whose type is missing: here that is the bug. */
+	ext3 = get_fs_type("ext3");
+	KUNIT_ASSERT_NOT_NULL_MSG(test, ext3, "ext4 does not register the ext3 type");
+	module_put(ext3->owner);
 	KUNIT_ASSERT_EQ(test, ext3_kunit_mount(test, &ext3_kunit_image, &mnt), 0);
 	KUNIT_EXPECT_STREQ(test, mnt->mnt_sb->s_type->name, "ext3");
 	KUNIT_EXPECT_PTR_EQ(test, mnt->mnt_sb->s_type->init_fs_context, ext4->init_fs_context);
