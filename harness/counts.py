@@ -37,6 +37,7 @@ def block(cases):
     every = glob.glob(os.path.join(TOP, 'regressions', '**', '*.patch'), recursive=True)
     patches = len(every)
     debug = sum(1 for p in every if regressions.profile(p) == 'debug')
+    modules = sum(1 for p in every if regressions.mode(p) == 'modules')
     lines = [BEGIN, '',
              '| suite | file (in `kunit-tests/`) | cases | leaf cases (with parameters) |',
              '|---|---|---|---|']
@@ -46,9 +47,9 @@ def block(cases):
     lines += ['| all | | %d | %d |' % (sum(len(t) for t in tests.values()), len(cases)), '',
               '%d leaf cases; the filesystem quota suites test %d distinct faults (one row '
               'of a fault table each: a call site as one operation reaches it); %d '
-              'regression patches (%d of them proven under the debug profile), and '
-              '`make regressions` fails if a leaf case is named by none of them.'
-              % (len(cases), faults, patches, debug),
+              'regression patches (%d of them proven under the debug profile, %d with the '
+              'tests as modules), and `make regressions` fails if a leaf case is named by '
+              'none of them.' % (len(cases), faults, patches, debug, modules),
               '', END]
     return '\n'.join(lines)
 

@@ -15,12 +15,14 @@ suites to run and which cases must fail:
                      KASAN, kmemleak, lockdep...); default: the plain one
     Expect-report: BUG: KASAN     the named cases must fail with a kernel
                      report that contains this text, not just fail
+    Mode: modules    the tests as modules (make run MODE=modules): for what
+                     only loading and unloading them shows
 
-The runner reads only Suites:, Expect-fail:, May-fail:, Profile:,
+The runner reads only Suites:, Expect-fail:, May-fail:, Profile:, Mode:,
 Expect-report: and Check:; the other header lines (Regression:, Seed:,
 Breaks:, the text) are for people.  One run proves the patches of one
-profile (PROFILE=debug make regressions for the debug ones; make check runs
-both).
+profile and mode (PROFILE=debug make regressions for the debug ones,
+MODE=modules for the modules ones; make check runs all three).
 An Expect-fail glob names cases, never a whole suite (suite.* is refused).
 
 First the baseline: the whole suite on the series alone, in the same build
@@ -74,9 +76,11 @@ import ktap  # noqa: E402
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE = os.environ.get('PROFILE') or 'default'
-# where run.py writes a make run of this profile
+MODE = os.environ.get('MODE') or 'builtin'
+# where run.py writes a make run of this profile and mode
 RESULTS = os.environ.get('RESULTS') or os.path.join(
-    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]))
+    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]),
+    *([] if MODE == 'builtin' else [MODE]))
 
 
 def _fields(path):
@@ -92,6 +96,17 @@ def _fields(path):
 def profile(path):
     """The Profile: of a patch's header ('default' without one)."""
     return next((v for k, v in _fields(path) if k == 'Profile'), 'default')
+
+
+def mode(path):
+    """The Mode: of a patch's header ('builtin' without one)."""
+    return next((v for k, v in _fields(path) if k == 'Mode'), 'builtin')
+
+
+def configuration(path):
+    """How to run what a patch's header asks for, as make run settings."""
+    return ' '.join(['PROFILE=' + profile(path)] +
+                    (['MODE=' + mode(path)] if mode(path) != 'builtin' else []))
 
 
 def expect_report(path):
@@ -272,7 +287,11 @@ def plan(items):
 def cover(suites):
     """One kunit filter glob that matches every suite in @suites (and maybe
     more): kunit.filter_glob takes a single glob."""
-    names = sorted(suites)
+    # MODE=modules: the kernel knows a suite's second load by its own name,
+    # and the init checks every unload whatever the filter.
+    names = sorted({n.split('@')[0] for n in suites if n != 'modules'})
+    if not names:
+        return ''
     prefix = os.path.commonprefix(names)
     suffix = os.path.commonprefix([n[::-1] for n in names])[::-1]
     if len(names) == 1:
@@ -384,18 +403,18 @@ def main():
     if empty:
         print('regressions: error: no patch matches %s' % ' '.join(empty), file=sys.stderr)
         return 2
+    here = 'PROFILE=' + PROFILE + ('' if MODE == 'builtin' else ' MODE=' + MODE)
     elsewhere = {}
     for p in patches:
-        if profile(p) != PROFILE:
-            elsewhere.setdefault(profile(p), []).append(p)
-    patches = [p for p in patches if profile(p) == PROFILE]
+        if configuration(p) != here:
+            elsewhere.setdefault(configuration(p), []).append(p)
+    patches = [p for p in patches if configuration(p) == here]
     for other, some in sorted(elsewhere.items()):
-        print('regressions: %d patches are for PROFILE=%s (PROFILE=%s make regressions)%s'
+        print('regressions: %d patches are for %s (%s make regressions)%s'
               % (len(some), other, other, ': ' + ' '.join(os.path.relpath(p, TOP) for p in some)
                  if len(some) <= 5 else ''), flush=True)
     if not patches:
-        print('regressions: error: none of these patches is for PROFILE=%s' % PROFILE,
-              file=sys.stderr)
+        print('regressions: error: none of these patches is for %s' % here, file=sys.stderr)
         return 2
     every = 'PATCHES' not in os.environ or not os.environ['PATCHES'].strip()
     prove = os.environ.pop('PROVE', '')

@@ -73,12 +73,8 @@ series() {
 		while read -r p _files; do echo "$top/patches/$p"; done
 }
 
-wanted_tree() {
-	version=$(cat "$TREE/.git/fs-kunit-version")
-	idx="$TREE/.git/fs-kunit-scratch-index"
-	rm -f "$idx"
-	GIT_INDEX_FILE=$idx g read-tree pristine
-	for p in $(series) $EXTRA_PATCHES; do
+apply_patches() {
+	for p in "$@"; do
 		case $p in /*) ;; *) p=$(pwd)/$p ;; esac
 		[ -r "$p" ] || die "patch $p not found"
 		if ! out=$(GIT_INDEX_FILE=$idx g apply --cached --whitespace=nowarn "$p" 2>&1); then
@@ -86,12 +82,22 @@ wanted_tree() {
 			die "patch $(basename "$p") does not apply to $PACKAGE $version; the tree is left as it was"
 		fi
 	done
+}
+
+wanted_tree() {
+	version=$(cat "$TREE/.git/fs-kunit-version")
+	idx="$TREE/.git/fs-kunit-scratch-index"
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx g read-tree pristine
+	apply_patches $(series)
 	# Test sources are copied as blobs at their kernel paths.
 	(cd "$top/kunit-tests" && find . -type f ! -name '*~' | sed 's|^\./||' | sort) |
 	while read -r f; do
 		blob=$(g hash-object -w --path "$f" "$top/kunit-tests/$f") || exit 1
 		printf '100644 %s\t%s\n' "$blob" "$f"
 	done | GIT_INDEX_FILE=$idx g update-index --add --index-info
+	# Extra patches last: a regression patch may break a fixture too.
+	apply_patches $EXTRA_PATCHES
 	GIT_INDEX_FILE=$idx g write-tree
 	rm -f "$idx"
 }

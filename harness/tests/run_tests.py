@@ -59,6 +59,16 @@ class KtapTest(unittest.TestCase):
         errors = [c.get('name') for c in tree.iter('testcase') if c.find('error') is not None]
         self.assertEqual(errors, ['during_crash', 'after_crash'])
 
+    def test_modules_second_load_and_unload_checks_are_cases(self):
+        # MODE=modules: each module loads twice, then the init's own suite.
+        import run
+        suites = ktap.parse(load('modules.log'))
+        run.name_reloads(suites)
+        got = [(path, test.status) for path, test in ktap.leaves(suites)]
+        self.assertEqual(got, [('demo.works', ktap.PASS), ('demo@reload.works', ktap.FAIL),
+                               ('modules.demo_kunit_unloads_cleanly', ktap.FAIL)])
+        self.assertIn('+fs_kunit0', '\n'.join(suites[2].children[0].log))
+
     def test_no_ktap_at_all_is_none_not_zero_tests(self):
         self.assertIsNone(ktap.parse(load('no-ktap.log')))
 
@@ -212,6 +222,7 @@ class HeaderTest(unittest.TestCase):
                 self.assertFalse([g for g in expect if regressions.whole_suite(g)])
                 # a typo in Profile: would leave the patch out of every proof
                 self.assertIn(regressions.profile(p), ('default', 'debug'))
+                self.assertIn(regressions.mode(p), ('builtin', 'modules'))
 
 
 class ModuleNameTest(unittest.TestCase):
