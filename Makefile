@@ -4,7 +4,12 @@
 #   make check    make run + the harness's own tests + the regression proof (what CI runs)
 #
 # Settings (environment or make VAR=...):
-#   PROFILE        default, or debug: KASAN, kmemleak, lockdep... (kunitconfig.debug)
+#   PROFILE        default; debug: KASAN, kmemleak, lockdep... (kunitconfig.debug);
+#                  alltests: every upstream KUnit test beside ours (kunitconfig.alltests)
+#   MODE           builtin, or modules: every test a module, loaded, unloaded
+#                  and loaded again by an initramfs (kunitconfig.modules)
+#   ALONE          a test directory (fs/quota, block...): its own .kunitconfig
+#                  instead of kunitconfig, as kunit.py run --kunitconfig=DIR
 #   WORKDIR        where the kernel tree and build live      (/var/tmp/fs-kunit)
 #   FILTER         kunit.py filter glob, e.g. 'quota_dquot.dqget_*'
 #   EXTRA_PATCHES  kernel patches applied on top for this run only
@@ -14,12 +19,12 @@
 #   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
 
 WORKDIR ?= /var/tmp/fs-kunit
-export PROFILE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
+export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
 
 PYTHON := /usr/bin/python3
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series bench clean distclean
+	series bench alone clean distclean
 
 run: deps
 	$(PYTHON) harness/run.py
@@ -66,6 +71,10 @@ series: tree
 
 bench: deps
 	harness/bench.sh
+
+# Every test directory's own .kunitconfig, one after another (DIRS= to choose).
+alone: deps
+	harness/alone.sh
 
 clean:
 	rm -rf results

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make check: the suite in QEMU, the harness's own tests, the documentation
-# check, the series as mailed (checkpatch, kernel-doc), the counts in the
-# docs, the images, the proof that every regression patch is caught and
-# every case is named by one, and both again under the debug profile.  Each step ends with an
+# make check: the suite in QEMU (built in, as modules, one directory alone),
+# the harness's own tests, the documentation check, the series as mailed
+# (checkpatch, kernel-doc), the counts in the docs, the images, the proof that
+# every regression patch is caught and every case is named by one, and the
+# suite and its proof again under the debug profile.  Each step ends with an
 # "N passed, N failed, N skipped" line; the last line here is their sum.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +30,11 @@ step() {
 	[ "$rc" = 0 ] || [ "$3" != 0 ] || { echo "check: $name exited $rc"; failed=$((failed + 1)); }
 }
 
-step suite env PROFILE=default /usr/bin/python3 harness/run.py
+step suite env PROFILE=default MODE=builtin ALONE= /usr/bin/python3 harness/run.py
+# The tests as modules: each loaded, unloaded (leaving nothing) and loaded again.
+step modules env PROFILE=default MODE=modules ALONE= /usr/bin/python3 harness/run.py
+# One test directory alone, as a developer runs kunit.py --kunitconfig=fs/quota.
+step alone-quota env PROFILE=default MODE=builtin ALONE=fs/quota /usr/bin/python3 harness/run.py
 step harness /usr/bin/python3 harness/tests/run_tests.py
 # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
 step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-kunit}/linux-source-6.12" &&
@@ -40,11 +45,13 @@ step series /usr/bin/python3 harness/series.py "${WORKDIR:-/var/tmp/fs-kunit}/se
 # The counts in README.md and docs/design.md are the suite run's.
 step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests
-step regressions env PROFILE=default /usr/bin/python3 harness/regressions.py
+step regressions env PROFILE=default MODE=builtin ALONE= /usr/bin/python3 harness/regressions.py
+# What only unloading the test modules shows (a disk or memory left behind).
+step modules-regressions env PROFILE=default MODE=modules ALONE= /usr/bin/python3 harness/regressions.py
 # The debug profile: the whole suite once more under KASAN, kmemleak, lockdep
 # and the rest (a report fails its case), and the bugs only they can see.
-step debug-suite env PROFILE=debug /usr/bin/python3 harness/run.py
-step debug-regressions env PROFILE=debug /usr/bin/python3 harness/regressions.py
+step debug-suite env PROFILE=debug MODE=builtin ALONE= /usr/bin/python3 harness/run.py
+step debug-regressions env PROFILE=debug MODE=builtin ALONE= /usr/bin/python3 harness/regressions.py
 
 echo "check: time per step:${phases%,} (total $SECONDS s)"
 echo "$passed passed, $failed failed, $skipped skipped" | tee results/check-summary.txt

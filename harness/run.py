@@ -4,8 +4,8 @@
 boot the kernel under QEMU through kunit.py and write results/.
 
 Settings come from the environment (the Makefile passes them through):
-PROFILE, WORKDIR, BUILD_DIR, RESULTS, FILTER, EXTRA_PATCHES, TIMEOUT, JOBS,
-KUNITCONFIG, KUNIT_QEMU_ACCEL.
+PROFILE, MODE, ALONE, WORKDIR, BUILD_DIR, RESULTS, FILTER, EXTRA_PATCHES,
+TIMEOUT, JOBS, KUNITCONFIG, KUNIT_QEMU_ACCEL.
 """
 
 import contextlib
@@ -14,9 +14,11 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -33,22 +35,46 @@ PROFILES = {
     'default': {'fragments': [], 'kernel_args': [], 'timeout': 300},
     'debug': {'fragments': ['kunitconfig.debug'], 'kernel_args': ['kmemleak.verbose=1'],
               'timeout': 1200},
+    # Our suites beside every upstream test the configuration allows.
+    'alltests': {'fragments': ['kunitconfig.alltests'], 'kernel_args': [], 'timeout': 1800},
 }
 PROFILE = os.environ.get('PROFILE') or 'default'
 if PROFILE not in PROFILES:
     sys.exit('run: error: PROFILE=%s is not a profile (there are: %s)'
              % (PROFILE, ', '.join(PROFILES)))
 _P = PROFILES[PROFILE]
-_SUFFIX = '' if PROFILE == 'default' else '-' + PROFILE
+# MODE=modules: the same tests as modules, loaded twice each by an initramfs
+# (harness/modules-init.sh) with a check that unloading left nothing behind.
+MODE = os.environ.get('MODE') or 'builtin'
+if MODE not in ('builtin', 'modules'):
+    sys.exit('run: error: MODE=%s is not a mode (there are: builtin, modules)' % MODE)
+# ALONE=fs/quota: that directory's .kunitconfig in the patched tree instead of
+# kunitconfig, as a developer runs kunit.py run --kunitconfig=fs/quota there.
+ALONE = os.environ.get('ALONE', '').strip('/')
+_SUFFIX = ('' if PROFILE == 'default' else '-' + PROFILE) + \
+    ('' if MODE == 'builtin' else '-' + MODE) + \
+    ('-alone-' + ALONE.replace('/', '-') if ALONE else '')
 
 WORKDIR = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
 BUILD_DIR = os.environ.get('BUILD_DIR') or os.path.join(WORKDIR, 'build' + _SUFFIX)
 CCACHE_DIR = os.path.join(WORKDIR, 'ccache')
 RESULTS = os.environ.get('RESULTS') or os.path.join(
-    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]))
-KUNITCONFIG = os.path.abspath(os.environ.get('KUNITCONFIG') or os.path.join(TOP, 'kunitconfig'))
+    TOP, 'results', *([] if PROFILE == 'default' else [PROFILE]),
+    *([] if MODE == 'builtin' else [MODE]),
+    *(['alone', ALONE.replace('/', '-')] if ALONE else []))
+KUNITCONFIG = os.path.abspath(
+    os.environ.get('KUNITCONFIG') or
+    (os.path.join(WORKDIR, 'linux-source-6.12', ALONE, '.kunitconfig') if ALONE
+     else os.path.join(TOP, 'kunitconfig')))
 KUNITCONFIGS = [KUNITCONFIG] + [os.path.join(TOP, f) for f in _P['fragments']]
 KERNEL_ARGS = _P['kernel_args']
+INITRAMFS = os.path.join(BUILD_DIR, 'fs-kunit-modules.cpio')
+if MODE == 'modules':
+    # kunitconfig stays the one list of tests: here its =y tests become =m.
+    KUNITCONFIGS = [os.path.join(WORKDIR, 'kunitconfig' + _SUFFIX)] + KUNITCONFIGS[1:] + \
+        [os.path.join(TOP, 'kunitconfig.modules')]
+    # The init's KTAP goes through /dev/kmsg, which would drop lines past ten a burst.
+    KERNEL_ARGS = KERNEL_ARGS + ['printk.devkmsg=on']
 QEMU_CONFIG = os.path.join(TOP, 'qemu-configs', 'x86_64.py')
 FILTER = os.environ.get('FILTER', '')
 EXTRA = os.environ.get('EXTRA_PATCHES', '')
@@ -79,22 +105,30 @@ def tree_path():
                           stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
 
 
-def kunit(tree, *args, stdout=None):
+def kunit(tree, *args, stdout=None, each_line=None):
     """kunit.py in its own process group: if we are stopped, so are its make
-    and QEMU, instead of building on in a build directory we no longer lock."""
-    cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args,
-           '--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
+    and QEMU, instead of building on in a build directory we no longer lock.
+    each_line: read its output as it comes, a line at a time."""
+    cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args]
+    if args[0] != 'parse':
+        cmd += ['--arch=x86_64', '--build_dir=' + BUILD_DIR, '--qemu_config=' + QEMU_CONFIG]
     if args[0] == 'exec':
         cmd += ['--kernel_args=' + arg for arg in KERNEL_ARGS]
+        if MODE == 'modules':
+            cmd.append('--qemu_args=-initrd ' + INITRAMFS)
     if args[0] == 'build':
         # Every build directory (profiles, regression patches) shares one
         # cache: what another configuration already compiled is not compiled again.
         cmd.append('--make_options=CC=ccache gcc')
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=CCACHE_DIR,
                CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree)
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True, stdout=stdout,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
+                            stdout=subprocess.PIPE if each_line else stdout,
+                            errors='replace', start_new_session=True)
     try:
+        if each_line:
+            for line in proc.stdout:
+                each_line(line)
         out, _ = proc.communicate()
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
@@ -199,6 +233,74 @@ def build(tree, tree_id):
     return stamp
 
 
+def write_modules_kunitconfig():
+    """kunitconfig with its tests as modules (=m): MODE=modules's first fragment."""
+    text = re.sub(r'^(CONFIG_\w+_KUNIT_TESTS?)=y$', r'\1=m', read(KUNITCONFIG).decode(),
+                  flags=re.M)
+    with contextlib.suppress(OSError):
+        if read(KUNITCONFIGS[0]).decode() == text:
+            return  # unchanged: keep its mtime
+    with open(KUNITCONFIGS[0], 'w') as f:
+        f.write(text)
+
+
+def make_initramfs():
+    """MODE=modules: busybox, harness/modules-init.sh as /init and every module
+    the build made, test modules (those with KUnit suites) in build order.
+    Returns the test modules' names."""
+    order = read(os.path.join(BUILD_DIR, 'modules.order')).decode().split()
+    staging = tempfile.mkdtemp(prefix='initramfs.', dir=BUILD_DIR)
+    try:
+        for d in ('bin', 'dev', 'lib/modules', 'proc', 'sys', 'tmp'):
+            os.makedirs(os.path.join(staging, d))
+        shutil.copy('/bin/busybox', os.path.join(staging, 'bin'))
+        # /init's interpreter; the init installs busybox's other applets.
+        os.symlink('busybox', os.path.join(staging, 'bin', 'sh'))
+        shutil.copy(os.path.join(TOP, 'harness', 'modules-init.sh'),
+                    os.path.join(staging, 'init'))
+        os.chmod(os.path.join(staging, 'init'), 0o755)
+        tests, libs = [], []
+        for rel in order:
+            ko = os.path.join(BUILD_DIR, os.path.splitext(rel)[0] + '.ko')
+            name = os.path.basename(ko)[:-3].replace('-', '_')  # as the kernel names it
+            shutil.copy(ko, os.path.join(staging, 'lib', 'modules', name + '.ko'))
+            (tests if b'.kunit_test_suites' in read(ko) else libs).append(name)
+        for name, names in (('order', tests), ('libs', libs)):
+            with open(os.path.join(staging, 'lib', 'modules', name), 'w') as f:
+                f.write('\n'.join(names) + '\n')
+        with open(INITRAMFS, 'wb') as out:
+            subprocess.run('find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0',
+                           shell=True, cwd=staging, stdout=out, check=True)
+    finally:
+        shutil.rmtree(staging)
+    if not tests:
+        raise RunError('the modules build made no test module (see %s/modules.order)'
+                       % BUILD_DIR)
+    say('initramfs: %d test modules, %d others: %s' % (len(tests), len(libs), ' '.join(tests)))
+    return tests
+
+
+def wanted(case):
+    """Whether FILTER asks for @case.  The kernel filters a module's suites by
+    their own name at both loads; the init checks every module's unload."""
+    if not FILTER:
+        return True
+    if MODE == 'modules':
+        if case.startswith('modules.'):
+            return True
+        case = case.replace('@reload.', '.', 1)
+    return ktap.glob_match(FILTER, case)
+
+
+def name_reloads(suites):
+    """The second load of a module runs its suites again: "suite@reload"."""
+    seen = set()
+    for suite in suites:
+        if suite.name in seen:
+            suite.name += '@reload'
+        seen.add(suite.name)
+
+
 def enabled_cases(tree, stamp):
     """suite.case for every case the kernel has, listed once per build.
 
@@ -213,8 +315,9 @@ def enabled_cases(tree, stamp):
         if data['stamp'] == stamp:
             return data['cases']
     proc = kunit(tree, 'exec', '--list_tests', '--timeout=300', stdout=subprocess.PIPE)
-    cases = [line for line in proc.stdout.splitlines()
-             if re.match(r'^[^\s.]+\.[^\s.]+$', line)]
+    # dict: MODE=modules lists each module's cases at each of its two loads.
+    cases = list(dict.fromkeys(line for line in proc.stdout.splitlines()
+                               if re.match(r'^[^\s.]+\.[^\s.]+$', line)))
     if proc.returncode or not cases:
         sys.stdout.write(proc.stdout)
         raise RunError('the kernel did not list its test cases (log: %s/test.log)' % BUILD_DIR)
@@ -247,13 +350,23 @@ def write_provenance(tree, tree_id, stamp, cases):
 
 def execute(tree, expected, info):
     args = ['exec', '--timeout=%d' % TIMEOUT, '--json=' + os.path.join(RESULTS, 'kunit.json')]
+    each_line = None
+    if MODE == 'modules':
+        # kunit.py would parse only the built-in tests' (empty) KTAP: show which
+        # module is loading instead, and have kunit.py parse ours afterwards.
+        args = ['exec', '--timeout=%d' % TIMEOUT, '--raw_output=all']
+
+        def each_line(line):
+            m = re.search(r'modules-init: (load \d of \S+)', line)
+            if m:
+                say(m.group(1))
     if FILTER:
         args.append(FILTER)  # kunit.py's filter_glob is positional
     console = os.path.join(BUILD_DIR, 'test.log')
     with contextlib.suppress(OSError):
         os.unlink(console)  # the listing boot's log must not pass for this one
     t = time.monotonic()
-    rc = kunit(tree, *args).returncode  # a failed case also makes it non-zero
+    rc = kunit(tree, *args, each_line=each_line).returncode  # a failed case also makes it non-zero
     elapsed = time.monotonic() - t
     if not os.path.exists(console):
         raise RunError('kunit.py exec failed (exit %d) before QEMU ran' % rc)
@@ -264,10 +377,15 @@ def execute(tree, expected, info):
     if suites is None:
         raise RunError('the kernel printed no KTAP: did it boot? log kept in %s/console.log'
                        % RESULTS)
+    if MODE == 'modules':
+        name_reloads(suites)
     if any(arg.startswith('kmemleak.') for arg in KERNEL_ARGS):
         ktap.require_leak_scans(suites)
     with open(os.path.join(RESULTS, 'kunit.ktap'), 'w') as f:
         f.write('\n'.join(ktap.to_ktap(suites)) + '\n')
+    if MODE == 'modules':
+        kunit(tree, 'parse', '--json=' + os.path.join(RESULTS, 'kunit.json'),
+              os.path.join(RESULTS, 'kunit.ktap'))
     with contextlib.suppress(OSError, ValueError):
         with open(os.path.join(RESULTS, 'kunit.json')) as f:
             data = json.load(f)
@@ -327,15 +445,29 @@ def main():
             t = time.monotonic()
         tree_id = tree_sync(EXTRA)
         phase('tree')
+        if ALONE and not os.path.exists(KUNITCONFIG):
+            raise RunError('ALONE=%s: the patched tree has no %s' % (ALONE, KUNITCONFIG))
+        if MODE == 'modules':
+            write_modules_kunitconfig()
         stamp = build(tree, tree_id)
         phase('build')
+        if MODE == 'modules':
+            modules = make_initramfs()
         cases = enabled_cases(tree, stamp)
         phase('case list')
+        if MODE == 'modules':
+            # Each module's suites run twice; the init checks every unload.  (A
+            # list saved by make regressions has these names already.)
+            plain = [c for c in cases if '@' not in c.split('.')[0] and
+                     not c.startswith('modules.')]
+            cases = list(dict.fromkeys(
+                plain + ['%s@reload.%s' % tuple(c.split('.', 1)) for c in plain] +
+                ['modules.%s_unloads_cleanly' % m for m in modules]))
         if os.environ.get('LIST_ONLY') == '1':
             with open(os.path.join(RESULTS, 'enabled-cases.json'), 'w') as f:
                 json.dump({'stamp': stamp, 'cases': cases}, f)
             return 0
-        expected = [c for c in cases if not FILTER or ktap.glob_match(FILTER, c)]
+        expected = [c for c in cases if wanted(c)]
         if not expected:
             raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'
                            % (FILTER, len(cases), cases[0].split('.')[0] + '.*'))

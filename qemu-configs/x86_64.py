@@ -7,7 +7,11 @@
 #   device claimed and every later case waiting for it;
 # - nokaslr keeps runs and oops addresses comparable;
 # - TCG is asked for explicitly: /dev/kvm exists on our machines but guests
-#   stall under it. KUNIT_QEMU_ACCEL=kvm opts back in.
+#   stall under it. KUNIT_QEMU_ACCEL=kvm opts back in;
+# - MODE=modules (harness/run.py): the initramfs's init powers off when it is
+#   done.  kunit.py appends kunit_shutdown=reboot, which would restart the
+#   kernel as soon as its built-in tests (there are none) ran; after '--' it
+#   goes to init instead, which ignores it.
 import os
 
 from ..qemu_config import QemuArchParams
@@ -18,6 +22,7 @@ CONFIG_SERIAL_8250=y
 CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
-			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr',
+			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr' +
+			   (' --' if os.environ.get('MODE') == 'modules' else ''),
 			   extra_qemu_params=['-bios', 'qboot.rom',
 					      '-accel', os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'])
