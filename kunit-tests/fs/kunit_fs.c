@@ -181,7 +181,7 @@ static void fs_kunit_disk_free(struct kunit_resource *res)
 		put_disk(d->disk);
 	}
 	vfree(d->data);
-	kfree(d);
+	/* d itself is the test's (kunit_kzalloc()): kunit reads d->res after this. */
 }
 
 /* The test's disk, made (without a device yet) on first use. */
@@ -195,7 +195,8 @@ static struct fs_kunit_disk *fs_kunit_disk(struct kunit *test)
 		kunit_put_resource(res);
 		return d;
 	}
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	/* Added first, so freed after the resource embedded in it. */
+	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	KUNIT_ASSERT_EQ(test, kunit_add_named_resource(test, NULL, fs_kunit_disk_free, &d->res,
 						       FS_KUNIT_DISK, d), 0);
