@@ -43,7 +43,7 @@ def start(name, scratch, files):
     # The same lock as run.py: never sync the tree under a running build.
     with open(os.path.join(WORKDIR, '.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        env = dict(os.environ, EXTRA_PATCHES='')
+        env = dict(os.environ, EXTRA_PATCHES='', FS_KUNIT_LOCKED='1')  # held here
         if subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'], env=env,
                           stdout=subprocess.DEVNULL).returncode:
             die('the tree could not be prepared (see above)')

@@ -91,7 +91,8 @@ def say(msg):
 
 
 def tree_sync(extra):
-    env = dict(os.environ, WORKDIR=WORKDIR, EXTRA_PATCHES=extra)
+    # main() holds the WORKDIR lock, which tree.sh would otherwise wait for.
+    env = dict(os.environ, WORKDIR=WORKDIR, EXTRA_PATCHES=extra, FS_KUNIT_LOCKED='1')
     proc = subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'], env=env,
                           stdout=subprocess.PIPE, text=True)
     if proc.returncode:

@@ -295,7 +295,8 @@ def w1(tree, files):
     with open(os.path.join(workdir, '.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],
-                       capture_output=True, check=True)
+                       capture_output=True, check=True,
+                       env=dict(os.environ, FS_KUNIT_LOCKED='1'))  # held here
         r = subprocess.run(['make', '-s', 'ARCH=x86_64', 'O=' + build, 'W=1', 'CC=ccache gcc',
                             f'-j{os.cpu_count() or 1}', *[f[:-2] + '.o' for f in sources]],
                            cwd=tree.path, capture_output=True, text=True,

@@ -113,6 +113,14 @@ inputs_hash() {
 
 case ${1:-sync} in
 sync)
+	# One run per WORKDIR changes the tree: a caller that holds run.py's lock
+	# says so; anyone else (make regressions' last restore, make tree) waits
+	# for it instead of changing the tree under another run's build.
+	if [ -z "${FS_KUNIT_LOCKED:-}" ]; then
+		mkdir -p "$WORKDIR"
+		exec 9>"$WORKDIR/.lock"
+		flock 9
+	fi
 	ensure_tree
 	# Fast path: the last complete sync had the same inputs, and no tracked
 	# file was touched since.  The record is removed before any change and
