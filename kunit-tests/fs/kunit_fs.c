@@ -248,7 +248,7 @@ static void fs_kunit_add_disk(struct kunit *test, struct fs_kunit_disk *d, u32 s
 
 	/* Leave the running system most of what it has. */
 	if (size > (si_mem_available() << PAGE_SHIFT) / 4)
-		kunit_skip(test, "a %u KiB RAM disk would take more than a quarter of the free memory",
+		kunit_skip(test, "a %u KiB RAM disk would take over a quarter of free memory",
 			   size >> 10);
 	d->data = vzalloc(size);
 	if (!d->data)
