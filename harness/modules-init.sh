@@ -7,6 +7,8 @@
 # it, check that it left nothing behind, load and unload it once more.  The
 # checks are a KTAP suite of their own, "modules", written to /dev/kmsg so
 # that they come in order with the kernel's lines.  Then restart: that ends QEMU.
+# It loads and unloads kernel modules: only ever as PID 1 of the guest.
+[ $$ = 1 ] || { echo "modules-init.sh: runs only as /init inside QEMU (make run MODE=modules)" >&2; exit 2; }
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
