@@ -260,9 +260,11 @@ void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
 #define FS_KUNIT_NS_CASES(prefix)								\
 	{ .name = "op_returns_dquot_error",						\
 	  .run_case = fs_kunit_ns_op_returns_error,					\
-	  .generate_params = prefix##_gen_params },					\
+	  .generate_params = prefix##_gen_params,					\
+	  .module_name = KBUILD_MODNAME },						\
 	{ .name = "failed_op_leaves_disk_unchanged",					\
 	  .run_case = fs_kunit_ns_failed_op_leaves_disk_unchanged,			\
-	  .generate_params = prefix##_traced_gen_params }
+	  .generate_params = prefix##_traced_gen_params,				\
+	  .module_name = KBUILD_MODNAME }
 
 #endif /* _KUNIT_FS_H */
