@@ -243,6 +243,27 @@ class ModuleNameTest(unittest.TestCase):
         self.assertTrue(names)
         self.assertEqual([n for n, k in names.items() if k > 1], [])
 
+    def test_symbol_and_module_are_named_after_a_suite_they_build(self):
+        # style.rst: CONFIG_<SUITE>_KUNIT_TEST, and the module <suite>_kunit
+        import glob
+        import re
+        checked = 0
+        for p in glob.glob(os.path.join(TOP, 'patches', '*.patch')):
+            with open(p) as f:
+                text = f.read()
+            for d, body in re.findall(r'^\+\+\+ b/(\S*)/Makefile\n(.*?)(?=^diff |\Z)', text,
+                                      re.M | re.S):
+                objs = dict(re.findall(r'^\+(\S+)-objs\s*:?=\s*(\S+)\.o', body, re.M))
+                for sym, mod in re.findall(r'^\+obj-\$\(CONFIG_(\w+)_KUNIT_TEST\)\s*\+=\s*(\S+)\.o',
+                                           body, re.M):
+                    suite = sym.lower()
+                    self.assertEqual(mod.replace('-', '_'), suite + '_kunit', p)
+                    src = os.path.join(TOP, 'kunit-tests', d, objs[mod] + '.c')
+                    with open(src) as f:
+                        self.assertIn('.name = "%s",' % suite, f.read(), src)
+                    checked += 1
+        self.assertGreaterEqual(checked, 8)
+
 
 class KunitconfigTest(unittest.TestCase):
     """A directory's .kunitconfig is what developers run there: ours adds to
