@@ -24,7 +24,7 @@ export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_A
 PYTHON := /usr/bin/python3
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series bench alone clean distclean
+	series series-build bench alone clean distclean
 
 run: deps
 	$(PYTHON) harness/run.py
@@ -68,6 +68,11 @@ check-images: deps
 # AUTHOR='Name <mail>' signs the patches.
 series: tree
 	$(PYTHON) harness/series.py $(WORKDIR)/series
+
+# Every patch of the series builds on its own, incrementally, in the module
+# build's configuration (make run MODE=modules first).
+series-build: tree
+	$(PYTHON) harness/perpatch.py
 
 bench: deps
 	harness/bench.sh

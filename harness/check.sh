@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # make check: the suite in QEMU (built in, as modules, one directory alone),
 # the harness's own tests, the documentation check, the series as mailed
-# (checkpatch, kernel-doc), the counts in the docs, the images, the proof that
+# (checkpatch, kernel-doc, every patch built on its own), the counts in the docs, the images, the proof that
 # every regression patch is caught and every case is named by one, and the
 # suite and its proof again under the debug profile.  Each step ends with an
 # "N passed, N failed, N skipped" line; the last line here is their sum.
@@ -42,6 +42,9 @@ step docs sh -c '/usr/bin/python3 harness/doccheck.py "${WORKDIR:-/var/tmp/fs-ku
 # The series as mailed: checkpatch --strict and kernel-doc find nothing that
 # patches/checkpatch-exceptions does not give a reason for.
 step series /usr/bin/python3 harness/series.py "${WORKDIR:-/var/tmp/fs-kunit}/series"
+# Each patch builds on its own, as git bisect meets it (the modules step's
+# configuration, so it comes after that step).
+step series-build /usr/bin/python3 harness/perpatch.py
 # The counts in README.md and docs/design.md are the suite run's.
 step counts /usr/bin/python3 harness/counts.py --check
 step images images/make-all.sh --check kunit-tests
