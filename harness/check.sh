@@ -11,6 +11,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 mkdir -p results
 passed=0 failed=0 skipped=0 phases=
+# make check timed deps.sh; the runs of the steps below did not.
+[ -n "${FS_KUNIT_PACKAGES_SECONDS:-}" ] && phases=" packages $FS_KUNIT_PACKAGES_SECONDS s,"
+unset FS_KUNIT_PACKAGES_SECONDS
 
 step() {
 	local name=$1 log=results/check-$1.log rc line t0=$SECONDS

@@ -439,6 +439,8 @@ def main():
     tree = tree_path()
     try:
         phases, t = [], time.monotonic()
+        if os.environ.get('FS_KUNIT_PACKAGES_SECONDS'):  # make run timed deps.sh
+            phases.append('packages %s s' % os.environ['FS_KUNIT_PACKAGES_SECONDS'])
 
         def phase(name):
             nonlocal t
