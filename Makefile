@@ -3,7 +3,7 @@
 #   make run      build the patched 6.12 kernel, run the suite in QEMU, write results/
 #   make check    make run + the harness's own tests + the regression proof (what CI runs)
 #
-# Settings (environment or make VAR=...):
+# Settings (environment or make VAR=...), read once by harness/fskunit/config.py:
 #   PROFILE        default; debug: KASAN, kmemleak, lockdep... (kunitconfig.debug);
 #                  alltests: every upstream KUnit test beside ours (kunitconfig.alltests)
 #   MODE           builtin, or modules: every test a module, loaded, unloaded
@@ -13,50 +13,53 @@
 #   WORKDIR        where the kernel tree and build live      (/var/tmp/fs-kunit)
 #   FILTER         kunit.py filter glob, e.g. 'quota_dquot.dqget_*'
 #   EXTRA_PATCHES  kernel patches applied on top for this run only
-#   TIMEOUT        seconds QEMU may run                       (300)
+#   TIMEOUT        seconds QEMU may run (default: from this machine's measured
+#                  time, or docs/design.md's, with a generous factor)
+#   SLOWDOWN       run the guest N times slower than this machine would
 #   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
 #   PATCHES        make regressions: only these patches (globs, space-separated)
 #   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
 
 WORKDIR ?= /var/tmp/fs-kunit
-export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT JOBS KUNIT_QEMU_ACCEL
+export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
+	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW
 
-PYTHON := /usr/bin/python3
+FSKUNIT := PYTHONPATH=harness PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m fskunit
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series series-build bench alone clean distclean
+	series series-build counts bench alone clean distclean
 
 # The packages' time (deps.sh) is the first phase make run and make check print.
 run:
-	@t0=$$(date +%s); harness/deps.sh && \
-	FS_KUNIT_PACKAGES_SECONDS=$$(($$(date +%s) - t0)) $(PYTHON) harness/run.py
+	@t0=$$(date +%s); harness/deps.sh && echo "run: packages $$(($$(date +%s) - t0)) s" && \
+	$(FSKUNIT) run
 
 check:
 	@t0=$$(date +%s); harness/deps.sh && \
-	FS_KUNIT_PACKAGES_SECONDS=$$(($$(date +%s) - t0)) harness/check.sh
+	FS_KUNIT_PACKAGES_SECONDS=$$(($$(date +%s) - t0)) $(FSKUNIT) check
 
 deps:
 	@harness/deps.sh
 
 tree: deps
-	harness/tree.sh sync >/dev/null
+	@$(FSKUNIT) tree >/dev/null
 
 regressions: deps
-	$(PYTHON) harness/regressions.py
+	$(FSKUNIT) regressions
 
 # A contributor's loop: the cases FILTER matches must be named by a patch, and
 # every patch of their suites (new ones too) must still be caught.
 prove: deps
 	@test -n "$(FILTER)" || { echo "make prove: say which cases: FILTER='suite.case*'" >&2; exit 2; }
-	PROVE="$(FILTER)" $(PYTHON) harness/regressions.py
+	FILTER= $(FSKUNIT) prove '$(FILTER)'
 
 # Write a regression patch: NAME=quota/16-what FILES='fs/quota/dquot.c' makes a
 # scratch copy to edit; the same NAME again turns the edit into the patch.
 regression: deps
-	$(PYTHON) harness/newregression.py "$(NAME)" $(FILES)
+	$(FSKUNIT) regression "$(NAME)" $(FILES)
 
-test-harness:
-	$(PYTHON) harness/tests/run_tests.py
+test-harness: deps
+	$(FSKUNIT) test
 
 # Regenerate the C tables of the test images from the real mkfs tools.
 images: deps
@@ -69,20 +72,27 @@ check-images: deps
 # The series as mailed, one per maintainer group (patches/covers/), with the
 # test sources folded in; checkpatch --strict and kernel-doc enforced.
 # AUTHOR='Name <mail>' signs the patches.
-series: tree
-	$(PYTHON) harness/series.py $(WORKDIR)/series
+series: deps
+	$(FSKUNIT) series
 
-# Every patch of the series builds on its own, incrementally, in the module
-# build's configuration (make run MODE=modules first).
-series-build: tree
-	$(PYTHON) harness/perpatch.py
+# Every patch of the series builds on its own, incrementally, and adds no
+# compiler warning, in the module build's configuration (make run MODE=modules first).
+series-build: deps
+	$(FSKUNIT) series-build
 
+# Rewrite the counts in README.md and docs/design.md from the last suite run.
+counts:
+	$(FSKUNIT) counts --write
+
+# The budget on this machine, one table (results/bench.md): REPEAT=3, COLD=1,
+# CHECK=1 or CHECK=empty, SLOW=4 (the debug suite and proof on a guest held to
+# a quarter of a core), BEFORE=<revision> for a column of figures before.
 bench: deps
-	harness/bench.sh
+	$(FSKUNIT) bench
 
 # Every test directory's own .kunitconfig, one after another (DIRS= to choose).
 alone: deps
-	harness/alone.sh
+	$(FSKUNIT) alone
 
 clean:
 	rm -rf results

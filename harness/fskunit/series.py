@@ -1,8 +1,6 @@
-#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""make series: the patches as the maintainers would get them.
-
-    series.py OUT
+"""make series: the patches as the maintainers would get them, in
+$WORKDIR/series.
 
 One series per maintainer group, each in OUT/<NN-group>/ with a cover
 letter, numbered patches, a diffstat, base-commit and the
@@ -23,7 +21,7 @@ Then the checks make check counts: checkpatch.pl --strict finds nothing in
 a patch that patches/checkpatch-exceptions does not list with a reason (a
 listed exception that no longer occurs is an error too), and
 scripts/kernel-doc -none -Wall is clean on every source file the series
-adds, and so is a W=1 build of its C files, when a build directory exists.
+adds.  (Compiler warnings are the gate's, gate.py, in every build.)
 """
 
 import glob
@@ -31,51 +29,32 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import textwrap
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import regressions  # noqa: E402
+from . import catalogue
+from .catalogue import TOOLS, number, read_series, source
+from .config import TOP
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATCHES = os.path.join(TOP, 'patches')
-# The image scripts go out with the series under this kernel path; here they
-# are images/.  Every other file a patch adds is kunit-tests/<its kernel path>.
-TOOLS = 'tools/testing/fs_kunit/'
 PLACEHOLDER = re.compile(r'^Signed-off-by: Seed .*$', re.M)
 FINDING = re.compile(r'^.*?:\d+: (ERROR|WARNING|CHECK):(\w+): (.*)$')
 
 
+class SeriesError(Exception):
+    pass
+
+
 def die(msg):
-    sys.exit('series.py: error: ' + msg)
+    raise SeriesError(msg)
 
 
-def number(patch):
-    return patch.split('-', 1)[0]
 
-
-def source(f):
-    """Where the file a patch adds at kernel path @f is in this repository."""
-    if f.startswith(TOOLS):
-        return os.path.join(TOP, 'images', f[len(TOOLS):])
-    return os.path.join(TOP, 'kunit-tests', f)
-
-
-def read_series():
-    """[(patch file, [test files it adds])] in the order of patches/series."""
-    entries = []
-    with open(os.path.join(PATCHES, 'series')) as f:
-        for line in f:
-            words = line.split('#', 1)[0].split()
-            if words:
-                entries.append((words[0], words[1:]))
-    return entries
 
 
 def read_covers(entries):
     """[group] in mailing order, each a dict: name, subject, patches (numbers,
-    in series order), needs, fix, prefix, body."""
+    in series order), needs, fix, prefix, trees, body."""
     order = [number(p) for p, _ in entries]
     groups, seen = [], {}
     for path in sorted(glob.glob(os.path.join(PATCHES, 'covers', '*.txt'))):
@@ -86,6 +65,8 @@ def read_covers(entries):
         g = {'name': name, 'subject': fields['Subject'], 'body': body.strip(),
              'needs': fields.get('Needs', '').split(),
              'fix': fields.get('Fix') == 'yes', 'prefix': fields.get('Prefix', 'PATCH'),
+             # Trees: 6.12 for what mainline no longer has (reiserfs, gone in 6.13)
+             'trees': fields.get('Trees', 'upstream 6.12').split(),
              'patches': sorted(fields['Patches'].split(), key=order.index)}
         for n in g['patches']:
             if n not in order:
@@ -103,7 +84,7 @@ def read_covers(entries):
     return groups
 
 
-class Tree:
+class Mail:
     def __init__(self, path, author):
         self.path, self.author = path, author
         self.entries = {number(p): (p, files) for p, files in read_series()}
@@ -129,7 +110,7 @@ class Tree:
             r = subprocess.run(['git', '-C', self.path, 'apply', '--cached', path],
                                env=env, capture_output=True, text=True)
             if r.returncode:
-                die(f'{patch} does not apply to {tree_version()} after patches '
+                die(f'{patch} does not apply to {tree_version(self.path)} after patches '
                     f'{" ".join(numbers[:numbers.index(n)]) or "none"}:\n{r.stderr}')
             for f in files:
                 blob = self.git('hash-object', '-w', '--path', f, source(f)).strip()
@@ -142,6 +123,8 @@ class Tree:
             info = dict(line.split(': ', 1) for line in info.splitlines() if ': ' in line)
             with open(os.path.join(tmp, 'msg')) as f:
                 msg = f.read()
+            if files:
+                msg = image_note(msg, path, files)
             name, mail = info['Author'], info['Email']
             if self.author:
                 name, mail = self.author
@@ -155,9 +138,34 @@ class Tree:
         return commits
 
 
-def tree_version():
-    return subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'version'],
-                          capture_output=True, text=True).stdout.strip() or 'unknown'
+IMAGE_DATA = re.compile(r'(_images?\.h|kunit_fs_quota_files\.h)$')
+
+
+def image_note(msg, patch, files):
+    """@msg with a paragraph before its trailers: how much of what the patch
+    adds, its files folded in, is generated image data, and what makes it."""
+    with open(patch) as f:
+        added = sum(1 for line in f if line.startswith('+') and not line.startswith('+++'))
+    lines = {f: sum(1 for _ in open(source(f))) for f in files}
+    images = [f for f in files if IMAGE_DATA.search(f)]
+    if not images:
+        return msg
+    data, total = sum(lines[f] for f in images), added + sum(lines.values())
+    note = textwrap.fill(
+        f'Of the {total} lines this patch adds, {data} ({100 * data // total}%) are '
+        f'generated image data, in {", ".join(images)}; '
+        f'{TOOLS}make-all.sh makes them again with the real mkfs tools, '
+        'from the commands each header names.', 72)
+    body, sep, trailers = msg.rstrip('\n').rpartition('\n\n')
+    return f'{body}\n\n{note}\n\n{trailers}\n' if sep else f'{msg.rstrip()}\n\n{note}\n'
+
+
+def tree_version(path):
+    try:
+        with open(os.path.join(path, '.git', 'fs-kunit-version')) as f:
+            return f.read().strip()
+    except OSError:
+        return 'unknown'
 
 
 def closure(group, by_name):
@@ -181,6 +189,21 @@ def fix_problems(tree, group):
     return bad
 
 
+def upstream_form(group):
+    """Cover letter lines pointing to the fixes' upstream form (patches/upstream/)."""
+    lines = []
+    for n in group['patches']:
+        found = sorted(glob.glob(os.path.join(PATCHES, 'upstream', n + '-*.patch')))
+        if found:
+            with open(found[0]) as f:
+                against = re.search(r'^Upstream-base: (.*)$', f.read(), re.M)
+            lines.append(f'Patch {n} in mainline form: patches/upstream/'
+                         f'{os.path.basename(found[0])} of the suite\'s repository, made against '
+                         f'{against.group(1) if against else "newer upstream files"}: checked '
+                         'with git apply --check there, not built.')
+    return [textwrap.fill(x, 72) for x in lines] + ([''] if lines else [])
+
+
 def maintainers(tree, base, tip):
     """To and Cc of a group's diff, as the kernel's get_maintainer.pl says."""
     with tempfile.NamedTemporaryFile('w', suffix='.patch') as diff:
@@ -196,13 +219,14 @@ def proof(tree, group):
     """Lines for the cover letter: how to run the group's suites and what the
     regression patches of this repository showed about them."""
     files = [f for n in group['patches'] for f in tree.entries[n][1]]
-    suites = sorted(s for s, f in regressions.suite_files().items() if f in files)
+    suites = sorted(s for s, f in catalogue.suite_files().items() if f in files)
     kunitconfigs = sorted(os.path.dirname(f) for f in files if f.endswith('.kunitconfig'))
     nums = group['patches']
     reverts = []
     for path in sorted(glob.glob(os.path.join(TOP, 'regressions', '*', '*.patch'))):
         text = open(path).read().split('\ndiff --git', 1)[0]
-        psuites, expect, _, _ = regressions.header(path)
+        reg = catalogue.read_regression(path)
+        psuites, expect = reg.suites, reg.expect
         if any(re.search(rf'\bpatch {n}\b', text) for n in nums):
             reverts.append((path, expect))
         elif suites and set(psuites) & set(suites):
@@ -272,66 +296,27 @@ def kernel_doc(tree, files):
     return out
 
 
-def w1(tree, files):
-    """{file: [warnings]} of compiling the series' new C files with W=1 in the
-    default profile's build directory (the tree holds the series then), or
-    None when there is no build yet.  Under the lock run.py takes: a build
-    must not run beside it.  The next make run compiles them again without
-    W=1, which costs seconds."""
-    import fcntl
-    workdir = os.environ.get('WORKDIR') or '/var/tmp/fs-kunit'
-    build = os.path.join(workdir, 'build')
-    if not os.path.exists(os.path.join(build, '.config')):
+
+def parse_author(text):
+    """AUTHOR='Name <mail>' as (name, mail); None without one."""
+    if not text:
         return None
-    # fixed-random.c is built by the image scripts, not by kbuild; a .c file a
-    # patch #includes (mm/kmemleak_kunit.c) is built inside its includer,
-    # which the default profile's configuration does not build.
-    included = set()
-    for patch, _ in read_series():
-        with open(os.path.join(PATCHES, patch)) as f:
-            included.update(re.findall(r'^\+#include "([\w.-]+\.c)"', f.read(), re.M))
-    sources = [f for f in files if f.endswith('.c') and not f.startswith(TOOLS)
-               and os.path.basename(f) not in included]
-    with open(os.path.join(workdir, '.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'sync'],
-                       capture_output=True, check=True,
-                       env=dict(os.environ, FS_KUNIT_LOCKED='1'))  # held here
-        r = subprocess.run(['make', '-s', 'ARCH=x86_64', 'O=' + build, 'W=1', 'CC=ccache gcc',
-                            f'-j{os.cpu_count() or 1}', *[f[:-2] + '.o' for f in sources]],
-                           cwd=tree.path, capture_output=True, text=True,
-                           env=dict(os.environ, CCACHE_DIR=os.path.join(workdir, 'ccache'),
-                                    CCACHE_BASEDIR=tree.path))
-    out = {f: [] for f in sources}
-    for line in (r.stdout + r.stderr).splitlines():
-        for f in sources:
-            if re.search(rf'\b{re.escape(f)}:\d+:\d+: (warning|error):', line):
-                out[f].append(line)
-    if r.returncode and not any(out.values()):
-        out[sources[0]].append(f'make W=1 failed (exit {r.returncode}): ' + r.stderr[-500:])
-    return out
+    m = re.fullmatch(r'\s*(.+?)\s*<([^<>@\s]+@[^<>\s]+)>\s*', text)
+    if not m:
+        die(f'AUTHOR={text!r}: say it as AUTHOR=\'Name <mail@example.org>\'')
+    return m.groups()
 
 
-def main():
-    if len(sys.argv) != 2:
-        die('usage: series.py OUT')
-    out = os.path.abspath(sys.argv[1])
-    author = None
-    if os.environ.get('AUTHOR'):
-        m = re.fullmatch(r'\s*(.+?)\s*<([^<>@\s]+@[^<>\s]+)>\s*', os.environ['AUTHOR'])
-        if not m:
-            die(f'AUTHOR={os.environ["AUTHOR"]!r}: say it as AUTHOR=\'Name <mail@example.org>\'')
-        author = m.groups()
-    path = subprocess.run([os.path.join(TOP, 'harness', 'tree.sh'), 'path'],
-                          capture_output=True, text=True).stdout.strip()
-    if not os.path.isdir(os.path.join(path, '.git')):
-        die(f'no kernel tree at {path}: make tree first')
-    tree = Tree(path, author)
+def main(tree_path, out, author=None):
+    """Write the series to @out; (passed, failed) of its checks."""
+    if not os.path.isdir(os.path.join(tree_path, '.git')):
+        die(f'no kernel tree at {tree_path}: make tree first')
+    tree = Mail(tree_path, author)
     groups = read_covers(read_series())
     by_name = {g['name']: g for g in groups}
     exceptions = read_exceptions()
-    version = tree_version()
-    problems, passed, skipped, seen = [], 0, 0, set()
+    version = tree_version(tree_path)
+    problems, passed, seen = [], 0, set()
 
     staging = tempfile.mkdtemp(prefix='series.', dir=os.path.dirname(out) or '.')
     try:
@@ -340,7 +325,7 @@ def main():
             with tempfile.TemporaryDirectory() as tmp:
                 commits = tree.chain(needs + g['patches'], tmp)
             base = commits[len(needs) - 1] if needs else tree.git('rev-parse', 'pristine').strip()
-            gdir = os.path.join(staging, f'{i:02d}-{g["name"]}')
+            gdir = os.path.join(staging, '6.12', f'{i:02d}-{g["name"]}')
             files = [f for n in g['patches'] for f in tree.entries[n][1]]
             args = ['format-patch', '-q', '--cover-letter', '--zero-commit', '--no-signature',
                     '--base=' + tree.git('rev-parse', 'pristine').strip(),
@@ -379,6 +364,7 @@ def main():
             if listed:
                 letter += ['checkpatch --strict reports, kept on purpose:', '']
                 letter += [textwrap.fill(x, 72, subsequent_indent='    ') for x in listed] + ['']
+            letter += upstream_form(g)
             letter += [f'Based on Debian\'s linux-source-6.12 {version}.']
             if not author:
                 letter += [''] + textwrap.wrap(
@@ -391,18 +377,16 @@ def main():
             text = text.replace('*** BLURB HERE ***', '\n'.join(letter))
             with open(cover, 'w') as f:
                 f.write(text)
-            print(f'series.py: {os.path.basename(gdir)}: {len(mailed)} patches'
+            print(f'series: {os.path.basename(gdir)}: {len(mailed)} patches'
                   f'{" (fix, Cc stable)" if g["fix"] else ""}, to {", ".join(people[:1]) or "?"}')
-        all_files = [f for p, fs in read_series() for f in fs]
-        built = w1(tree, all_files)
-        if built is None:
-            print('series.py: no build directory yet: the W=1 build of the new files '
-                  'is skipped (make run first)')
-            skipped += 1
-        else:
-            for f, warnings in built.items():
-                problems += [f'{f}: W=1: {w}' for w in warnings]
-                passed += not warnings
+        # The series for mainline leaves out what it no longer has; the
+        # 6.12 series, as tested here, keeps every group.
+        k = 0
+        for i, g in enumerate(groups, 1):
+            if 'upstream' in g['trees']:
+                k += 1
+                shutil.copytree(os.path.join(staging, '6.12', f'{i:02d}-{g["name"]}'),
+                                os.path.join(staging, 'upstream', f'{k:02d}-{g["name"]}'))
         stale = [k for k in exceptions if k not in seen]
         problems += [f'patches/checkpatch-exceptions: patch {n} {t}: no longer reported; '
                      'drop the line' for n, t in stale]
@@ -412,12 +396,7 @@ def main():
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     for p in problems:
-        print('series.py: ' + p)
-    print(f'series.py: {len(groups)} series in {out}; '
+        print('series: ' + p)
+    print(f'series: {len(groups)} series in {out}; '
           f'{len(seen)} checkpatch exceptions listed, {len(problems)} problems')
-    print(f'{passed} passed, {len(problems)} failed, {skipped} skipped')
-    return 1 if problems else 0
-
-
-if __name__ == '__main__':
-    sys.exit(main())
+    return passed, len(problems)

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0
+"""python3 -m fskunit COMMAND: what the Makefile's targets run.
+
+    run                make run: the suites in QEMU, results/
+    check              make check: every step of check.STEPS
+    regressions        make regressions (PATCHES='globs' to choose)
+    prove GLOB         make prove FILTER=GLOB
+    regression NAME [FILES...]   make regression
+    series             make series (AUTHOR='Name <mail>' signs)
+    series-build       make series-build
+    counts [--write]   the counts in README.md and docs/design.md
+    alone [DIRS...]    make alone: each test directory's .kunitconfig
+    tree               make tree: the kernel tree, synced
+    bench              make bench (REPEAT, COLD=1, CHECK=1|empty, BEFORE=rev)
+    test               make test-harness
+
+Settings come from the environment, as make passes them (README's table),
+and are read once, into a Config."""
+
+import os
+import sys
+
+from . import (alone, bench, check, counts, newregression, proof, series, seriesbuild)
+from .config import Config, ConfigError
+from .counts import CountsError
+from .newregression import RegressionError
+from .series import SeriesError
+from .tree import Tree, TreeError
+from .workspace import RunError, Workspace, report
+
+
+def cmd_run(cfg, args):
+    with Workspace(cfg) as ws:
+        run = ws.run(cfg)
+    report(run)
+    print(run.summary)
+    return 0 if run.ok else 1
+
+
+def cmd_check(cfg, args):
+    seconds = os.environ.get('FS_KUNIT_PACKAGES_SECONDS')  # the Makefile timed deps.sh
+    with Workspace(cfg) as ws:
+        return check.main(ws, cfg, int(seconds) if seconds else None)
+
+
+def cmd_regressions(cfg, args, prove=''):
+    patterns = os.environ.get('PATCHES', '').split()
+    patches, empty, others = proof.select(cfg, patterns)
+    if empty:
+        raise RunError('no patch matches %s' % ' '.join(empty))
+    by = {}
+    for r in others:
+        by.setdefault(r.configuration, []).append(r)
+    for where, some in sorted(by.items()):
+        print('regressions: %d patches are for %s (%s make regressions)%s'
+              % (len(some), where, where, ': ' + ' '.join(r.name for r in some)
+                 if len(some) <= 5 else ''), flush=True)
+    if not patches:
+        raise RunError('none of these patches is for %s' % cfg.describe())
+    with Workspace(cfg) as ws:
+        passed, failed = proof.Proof(ws, cfg, patches, prove).main()
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+def cmd_prove(cfg, args):
+    if not args:
+        raise RunError("make prove: say which cases: FILTER='suite.case*'")
+    return cmd_regressions(cfg.with_(filter=''), [], prove=args[0])
+
+
+def cmd_regression(cfg, args):
+    if not args:
+        raise RegressionError("say NAME=<dir>/<nn-what> (make regression NAME=... FILES=...)")
+    with Workspace(cfg) as ws:
+        newregression.main(ws, cfg, args[0], args[1:])
+    return 0
+
+
+def cmd_series(cfg, args):
+    author = series.parse_author(os.environ.get('AUTHOR', ''))
+    with Workspace(cfg) as ws:
+        ws.sync()
+        passed, failed = series.main(ws.tree.path, os.path.join(cfg.workdir, 'series'), author)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+def cmd_series_build(cfg, args):
+    with Workspace(cfg) as ws:
+        passed, failed = seriesbuild.main(ws, cfg)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+def cmd_series_build_step(cfg, args):
+    # git rebase -x runs this inside make series-build, which holds the lock.
+    return seriesbuild.step(cfg, Tree(cfg.workdir, cfg.top))
+
+
+def cmd_counts(cfg, args):
+    passed, failed = counts.main(cfg.with_(profile='default', mode='builtin', alone=''),
+                                 write='--write' in args)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+def cmd_alone(cfg, args):
+    dirs = args or os.environ.get('DIRS', '').split() or alone.DIRS
+    with Workspace(cfg) as ws:
+        return alone.main(ws, cfg, dirs)
+
+
+def cmd_bench(cfg, args):
+    return bench.main(cfg)
+
+
+def cmd_tree(cfg, args):
+    with Workspace(cfg) as ws:
+        print(ws.sync())
+    return 0
+
+
+def cmd_test(cfg, args):
+    with Workspace(cfg) as ws:
+        ws.sync()
+    passed, failed, skipped = check.harness_tests(None, cfg)
+    print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+COMMANDS = {
+    'run': cmd_run, 'check': cmd_check, 'regressions': cmd_regressions, 'prove': cmd_prove,
+    'regression': cmd_regression, 'series': cmd_series, 'series-build': cmd_series_build,
+    'series-build-step': cmd_series_build_step, 'counts': cmd_counts, 'alone': cmd_alone,
+    'tree': cmd_tree, 'test': cmd_test, 'bench': cmd_bench,
+}
+
+
+def main(argv):
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    name, args = argv[0], argv[1:]
+    try:
+        cfg = Config.from_env()
+        return COMMANDS[name](cfg, args)
+    except (ConfigError, RunError, TreeError, SeriesError, CountsError, RegressionError) as e:
+        print('%s: error: %s' % (name, e), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == '__main__':
+    import signal
+    # SIGTERM (a CI time-out, kill) unwinds like ^C: children stopped, tree restored.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make check: every step of STEPS, in one Workspace, each a row: a name, what
+it runs, and (passed, failed, skipped) from what it returns.  Each step's
+output is also kept in results/check-<step>.log; the last line printed is
+the sum, which .ci/run repeats."""
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+import unittest
+
+from . import counts, doccheck, proof, series, seriesbuild
+from .workspace import RunError, report
+
+
+class Tee:
+    """sys.stdout that is also written to a file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for s in self.streams:
+            s.write(text)
+        return len(text)
+
+    def flush(self):
+        for s in self.streams:
+            s.flush()
+
+    def isatty(self):
+        return False
+
+
+def suite(ws, cfg):
+    run = ws.run(cfg)
+    report(run)
+    print(run.summary)
+    c = run.counts
+    return c['PASS'], c['FAIL'] + c['ERROR'], c['SKIP']
+
+
+def regressions(ws, cfg):
+    patches, _, _ = proof.select(cfg)
+    passed, failed = proof.Proof(ws, cfg, patches).main()
+    return passed, failed, 0
+
+
+def harness_tests(ws, cfg):
+    here = os.path.join(cfg.top, 'harness', 'tests')
+    tests = unittest.defaultTestLoader.discover(here, pattern='test_*.py', top_level_dir=here)
+    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(tests)
+    failed = len(result.failures) + len(result.errors)
+    skipped = len(result.skipped)
+    return result.testsRun - failed - skipped, failed, skipped
+
+
+def docs(ws, cfg):
+    found = doccheck.problems(ws.tree.path)
+    for p in found:
+        print('doccheck: ' + p)
+    return (0, 1, 0) if found else (1, 0, 0)
+
+
+def mailed_series(ws, cfg):
+    passed, failed = series.main(ws.tree.path, os.path.join(cfg.workdir, 'series'))
+    return passed, failed, 0
+
+
+def series_build(ws, cfg):
+    return seriesbuild.main(ws, cfg) + (0,)
+
+
+def count_check(ws, cfg):
+    return counts.main(cfg) + (0,)
+
+
+def images(ws, cfg):
+    """images/make-all.sh --check: its last line is its tally."""
+    r = subprocess.run([os.path.join(cfg.top, 'images', 'make-all.sh'), '--check',
+                        os.path.join(cfg.top, 'kunit-tests')], capture_output=True, text=True)
+    sys.stdout.write(r.stdout + r.stderr)
+    m = re.search(r'^(\d+) passed, (\d+) failed, (\d+) skipped$', r.stdout, re.M)
+    if not m:
+        return 0, 1, 0
+    return int(m.group(1)), int(m.group(2)) + (r.returncode != 0 and m.group(2) == '0'), \
+        int(m.group(3))
+
+
+# name, what it runs, the settings it runs with (over make check's own)
+STEPS = [
+    ('suite', suite, dict(profile='default', mode='builtin', alone='')),
+    # The tests as modules: each loaded, unloaded (leaving nothing) and loaded again.
+    ('modules', suite, dict(profile='default', mode='modules', alone='')),
+    # One test directory alone, as a developer runs kunit.py --kunitconfig=fs/quota.
+    ('alone-quota', suite, dict(profile='default', mode='builtin', alone='fs/quota')),
+    ('harness', harness_tests, {}),
+    # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
+    ('docs', docs, {}),
+    # The series as mailed: checkpatch --strict and kernel-doc find nothing that
+    # patches/checkpatch-exceptions does not give a reason for.
+    ('series', mailed_series, {}),
+    # Each patch builds on its own and adds no warning, as git bisect meets it
+    # (the modules step's configuration, so it comes after that step).
+    ('series-build', series_build, {}),
+    # The counts in README.md and docs/design.md are the suite run's.
+    ('counts', count_check, dict(profile='default', mode='builtin', alone='')),
+    ('images', images, {}),
+    ('regressions', regressions, dict(profile='default', mode='builtin', alone='')),
+    # What only unloading the test modules shows (a disk or memory left behind).
+    ('modules-regressions', regressions, dict(profile='default', mode='modules', alone='')),
+    # The debug profile: the whole suite once more under KASAN, kmemleak, lockdep
+    # and the rest (a report fails its case), and the bugs only they can see.
+    ('debug-suite', suite, dict(profile='debug', mode='builtin', alone='')),
+    ('debug-regressions', regressions, dict(profile='debug', mode='builtin', alone='')),
+]
+
+
+def main(ws, cfg, packages_seconds=None):
+    os.makedirs(os.path.join(cfg.top, 'results'), exist_ok=True)
+    total = [0, 0, 0]
+    phases = ['packages %d s' % packages_seconds] if packages_seconds is not None else []
+    t_all = time.monotonic()
+    for name, fn, settings in STEPS:
+        step_cfg = cfg.with_(filter='', extra_patches=(), **settings)
+        print('== %s: %s %s' % (name, fn.__name__, step_cfg.describe()), flush=True)
+        t = time.monotonic()
+        with open(os.path.join(cfg.top, 'results', 'check-%s.log' % name), 'w') as log, \
+                contextlib.redirect_stdout(Tee(sys.stdout, log)):
+            try:
+                got = fn(ws, step_cfg)
+            except (RunError, Exception) as e:  # a step that breaks is a failure, the rest go on
+                if not isinstance(e, RunError):
+                    traceback.print_exc(file=sys.stdout)
+                print('check: %s stopped before it counted anything: %s'
+                      % (name, str(e).splitlines()[0] if str(e) else type(e).__name__))
+                got = (0, 1, 0)
+            print('%d passed, %d failed, %d skipped' % got, flush=True)
+        total = [a + b for a, b in zip(total, got)]
+        phases.append('%s %.0f s' % (name, time.monotonic() - t))
+    print('check: time per step: %s (total %.0f s)' % (', '.join(phases),
+                                                        time.monotonic() - t_all))
+    line = '%d passed, %d failed, %d skipped' % tuple(total)
+    with open(os.path.join(cfg.top, 'results', 'check-summary.txt'), 'w') as f:
+        f.write(line + '\n')
+    print(line, flush=True)
+    return 0 if total[1] == 0 else 1

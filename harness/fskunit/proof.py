@@ -1,0 +1,381 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make regressions (and make prove): every test catches the bug it guards.
+
+Each patch under regressions/ brings one bug back; its header (catalogue.
+Regression) says which suites to run and which cases must fail.  First the
+baseline: the whole suite on the series alone, in the same configuration
+(the suite run of the same kernel is reused).  Then each patch is applied
+as an extra patch, its suites run, and it is judged (judge()):
+  caught          every named case passed in the baseline and failed here;
+                  every other case passed
+  caught (crash)  the same, and the kernel stopped (oops, panic, hang) while
+                  a named case was running
+  MISSED          a named case passed: the test did not notice the bug
+  NOISY           the named cases failed, but so did others
+  ERROR           the patch did not apply or build, a glob named nothing or
+                  a whole suite, a named case failed in the baseline too, or
+                  the kernel stopped in a case the header does not name
+A patch to what no kernel runs (documentation) names a checker instead
+(Check:), run on a patched copy: caught when it fails.
+
+Every leaf case of the baseline must be named by some patch's Expect-fail:
+a case never shown to fail has not earned its place.  One run proves the
+patches of one configuration (Profile:, Mode:); make check runs all three."""
+
+import contextlib
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import catalogue, doccheck, results
+from .catalogue import named_by, whole_suite
+from .workspace import RunError
+
+
+def judge(baseline, cases, expect, may=(), report=''):
+    """(verdict, detail, named) for one patch.
+
+    @baseline: [(leaf name, status)] of the series without the patch, in the
+    order the kernel runs them, over the suites this patch's run covers;
+    @cases: what the run with the patch reported.  A named case must pass in
+    the baseline and fail with the patch.  When the kernel stopped (oops,
+    panic, hang), the case it stopped in is the first baseline case with no
+    result; the crash catches the bug only if that case is named.  With
+    @report, a named case that failed without a kernel report containing it
+    did not catch the bug.  @named is [(name, baseline status, status)]."""
+    for g in expect:
+        if whole_suite(g):
+            return 'ERROR', 'Expect-fail names a whole suite: ' + g, []
+    unmatched = [g for g in expect if not any(fnmatch.fnmatchcase(n, g) for n, _ in baseline)]
+    if unmatched:
+        return 'ERROR', 'Expect-fail names no case: ' + ', '.join(unmatched), []
+    got = {c['name']: c['status'] for c in cases}
+    stopped_in = next((n for n, _ in baseline if got.get(n, results.ERROR) == results.ERROR),
+                      None)
+    if stopped_in is not None and not any(c['status'] == results.ERROR for c in cases):
+        stopped_in = None  # not a crash: the case is just not in this run
+    named = [(n, st, got.get(n, results.ERROR)) for n, st in baseline if named_by(n, expect)]
+    if any(st != results.PASS for _, st, _ in named):
+        return ('ERROR', 'fails without the patch too: '
+                + ', '.join(n for n, st, _ in named if st != results.PASS), named)
+    bad = (results.FAIL, results.ERROR)
+    passed = [n for n, _, now in named if now not in bad]
+    if passed:
+        return 'MISSED', 'still passing: ' + ', '.join(passed), named
+    if report:
+        said = {c['name']: c.get('reports', []) for c in cases}
+        unsaid = [n for n, _, _ in named if not any(report in r for r in said.get(n, []))]
+        if unsaid:
+            return ('MISSED', 'failed without a report of "%s": %s' % (report, ', '.join(unsaid)),
+                    named)
+    if stopped_in is not None and stopped_in not in {n for n, _, _ in named}:
+        return ('ERROR', 'the kernel stopped in %s, which the header does not name' % stopped_in,
+                named)
+    # After the stop nothing ran: what never reported there is not noise.
+    ran = baseline if stopped_in is None else \
+        baseline[:[n for n, _ in baseline].index(stopped_in)]
+    noisy = [n for n, _ in ran if got.get(n) in bad
+             and not named_by(n, expect) and not named_by(n, may)]
+    if noisy:
+        return 'NOISY', 'also failed: ' + '; '.join(noisy), named
+    if stopped_in is not None:
+        return 'caught (crash)', 'the kernel stopped in ' + stopped_in, named
+    return 'caught', '', named
+
+
+# A patch that touches only its own filesystem's directory cannot change what
+# another filesystem's suite sees: such patches, with disjoint suites, share one
+# kernel and one boot (the rebuild and boot are most of a patch's time).
+# Everything else (fs/quota, mm, block, fs/*.c) runs alone.
+PRIVATE = re.compile(r'^fs/(ext2|ext4|jfs|reiserfs|ocfs2|udf)/')
+
+
+def plan(items):
+    """Batches of patches: items are (patch, files it touches, suites it runs)."""
+    batches = []
+    for patch, files, suites in items:
+        private = bool(files) and all(PRIVATE.match(f) for f in files)
+        for b in batches:
+            if private and b['private'] and not b['suites'] & suites \
+                    and not b['files'] & set(files):
+                break
+        else:
+            b = {'private': private, 'patches': [], 'files': set(), 'suites': set()}
+            batches.append(b)
+        b['patches'].append(patch)
+        b['files'] |= set(files)
+        b['suites'] |= suites
+    return [b['patches'] for b in batches]
+
+
+def cover(suites):
+    """One kunit filter glob that matches every suite in @suites (and maybe
+    more): kunit.filter_glob takes a single glob.  MODE=modules: the kernel
+    knows a suite's second load by its own name, and the init checks every
+    unload whatever the filter."""
+    names = sorted({n.split('@')[0] for n in suites if n != 'modules'})
+    if not names:
+        return ''
+    if len(names) == 1:
+        return names[0]
+    prefix = os.path.commonprefix(names)
+    suffix = os.path.commonprefix([n[::-1] for n in names])[::-1]
+    return prefix + '*' + suffix if prefix or suffix else ''
+
+
+def run_check(tree, reg):
+    """(verdict, detail, named, seconds) of a patch to something no kernel
+    runs: applied to a copy of the files it touches, the checker run on that
+    copy against the tree as the series has it.  Caught when it fails."""
+    t = time.monotonic()
+    checkers = {'doccheck': doccheck.problems}
+    if reg.check not in checkers:
+        return 'ERROR', 'Check: %s is not a checker (there are: %s)' % (
+            reg.check, ', '.join(checkers)), [], 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        files = reg.files()
+        for rel in files:
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+            shutil.copy(os.path.join(tree.path, rel), os.path.join(tmp, rel))
+        applied = subprocess.run(['git', 'apply', reg.path], cwd=tmp, capture_output=True,
+                                 text=True)
+        if not files or applied.returncode:
+            return 'ERROR', 'does not apply: ' + applied.stderr.strip(), [], 0.0
+        found = [p for rel in files for p in checkers[reg.check](tree.path,
+                                                                  os.path.join(tmp, rel))]
+    seconds = time.monotonic() - t
+    if found:
+        return 'caught', '; '.join(found), [], seconds
+    return 'MISSED', '%s passed with the patch applied' % reg.check, [], seconds
+
+
+class Proof:
+    """The proof of one configuration, in one Workspace."""
+
+    def __init__(self, ws, cfg, patches, prove=''):
+        self.ws, self.cfg, self.prove = ws, cfg, prove
+        self.patches = patches
+        self.out = os.path.join(cfg.results, 'regressions')
+
+    def run_kernel(self, regs, suites, out):
+        """Apply @regs for one run of the suites the glob @suites matches.
+        Returns (cases, seconds, why): cases None when the run failed."""
+        os.makedirs(out, exist_ok=True)
+        cfg = self.cfg.with_(extra_patches=tuple(r.path for r in regs), filter=suites,
+                             results_dir=out)
+        t = time.monotonic()
+        with open(os.path.join(out, 'run.log'), 'w') as log, contextlib.redirect_stdout(log):
+            try:
+                run = self.ws.run(cfg, expected=self.enabled, restore=False)
+            except RunError as e:
+                print('run: error: %s' % e)
+                return None, time.monotonic() - t, '%s (log: %s/run.log)' % (
+                    str(e).splitlines()[0], out)
+        return run.cases, time.monotonic() - t, ''
+
+    def baseline(self):
+        """[(leaf, status)] of the whole suite on the series alone, in run
+        order.  make check's suite step (same stamp, no filter, no extra
+        patch) already is one."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            with open(os.path.join(self.cfg.results, 'tested.json')) as f:
+                tested = json.load(f)
+            if tested['stamp'] == self.stamp and not tested['filter'] \
+                    and not tested['extra_patches']:
+                with open(os.path.join(self.cfg.results, 'cases.json')) as f:
+                    cases = json.load(f)
+                print('regressions: baseline: the suite run of this kernel in %s/'
+                      % os.path.relpath(self.cfg.results, self.cfg.top), flush=True)
+                return [(c['name'], c['status']) for c in cases]
+        print('regressions: baseline: the whole suite on the series alone ...', flush=True)
+        out = os.path.join(self.out, 'baseline')
+        cases, _, why = self.run_kernel([], '', out)
+        if cases is None:
+            print('regressions: baseline: ' + why, flush=True)
+        return [(c['name'], c['status']) for c in cases or []]
+
+    def run_one(self, reg):
+        cases, seconds, why = self.run_kernel([reg], self.info[reg.path]['glob'],
+                                              os.path.join(self.out, reg.name))
+        if cases is None:
+            return 'ERROR', why, [], seconds
+        return judge(self.own_baseline(reg), cases, reg.expect, reg.may, reg.report) \
+            + (seconds,)
+
+    def own_baseline(self, reg):
+        suites = self.info[reg.path]['suites']
+        return [(n, st) for n, st in self.base if n.split('.')[0] in suites]
+
+    def run_batch(self, k, batch):
+        """{patch: (verdict, detail, named, seconds)}; a crash or an error in a
+        batch is not pinned on a patch: each then runs alone."""
+        if len(batch) == 1:
+            return {batch[0].path: self.run_one(batch[0])}
+        print('regressions: batch %d: %s' % (k, ' '.join(r.name for r in batch)), flush=True)
+        suites = set().union(*(self.info[r.path]['suites'] for r in batch))
+        cases, seconds, why = self.run_kernel(batch, cover(suites),
+                                              os.path.join(self.out, 'batch-%d' % k))
+        if cases is None or any(c['status'] == results.ERROR for c in cases):
+            print('regressions: batch %d %s: each patch alone' % (k, why or 'crashed'),
+                  flush=True)
+            return {r.path: self.run_one(r) for r in batch}
+        out = {}
+        for r in batch:
+            own = [c for c in cases if c['name'].split('.')[0] in self.info[r.path]['suites']]
+            out[r.path] = judge(self.own_baseline(r), own, r.expect, r.may, r.report) \
+                + (seconds / len(batch),)
+        return out
+
+    def main(self):
+        """(passed, failed) of the proof; results/.../regressions.md."""
+        cfg, ws = self.cfg, self.ws
+        os.makedirs(self.out, exist_ok=True)
+        try:
+            _, self.stamp, self.enabled = ws.prepare(cfg)
+        except RunError as e:
+            print('regressions: error: the series itself did not build or list its cases: %s'
+                  % e, file=sys.stderr)
+            return 0, 1
+        suite_names = {c.split('.')[0] for c in self.enabled}
+        scope = None
+        if self.prove:
+            scope = {c.split('.')[0] for c in self.enabled
+                     if catalogue.glob_match(self.prove, c)}
+            if not scope:
+                print('regressions: error: FILTER=%s matches none of the %d enabled cases'
+                      % (self.prove, len(self.enabled)), file=sys.stderr)
+                return 0, 1
+        self.base = self.baseline()
+        if not self.base:
+            print('regressions: error: the baseline run of the series reported nothing',
+                  file=sys.stderr)
+            return 0, 1
+        failing = [n for n, st in self.base if st != results.PASS]
+        if failing:
+            print('regressions: the series alone fails %d cases (no patch can be caught by '
+                  'them): %s' % (len(failing), ', '.join(failing)), flush=True)
+        self.info, items, done = {}, [], {}
+        for reg in self.patches:
+            problems = reg.problems()
+            if reg.check:
+                if scope is not None:
+                    continue  # no kernel case can name a documentation check
+                done[reg.path] = run_check(ws.tree, reg)
+                print('regressions: %s: %s: %s' % (reg.name, *done[reg.path][:2]), flush=True)
+            elif problems:
+                done[reg.path] = ('ERROR', '; '.join(problems), [], 0.0)
+            else:
+                own = {n for n in suite_names
+                       if any(fnmatch.fnmatchcase(n, g.split('.')[0]) for g in reg.suites)}
+                if scope is not None and not own & scope:
+                    continue
+                self.info[reg.path] = {'glob': cover(own), 'suites': own}
+                items.append((reg, reg.files(), own))
+        patches = [r for r in self.patches if r.path in done or r.path in self.info]
+        if scope is not None:
+            print('regressions: FILTER=%s: %d patches run these suites: %s'
+                  % (self.prove, len(patches), ', '.join(sorted(scope))), flush=True)
+        # Our suites only: upstream suites enabled beside them (ext4's) must
+        # pass, but no patch here is meant to prove them.
+        ours = catalogue.suite_files(cfg.top)
+        globs = [g for r in catalogue.regressions(cfg.top) for g in r.expect]
+        in_scope = lambda n: not self.prove or catalogue.glob_match(  # noqa: E731
+            self.prove, '.'.join(n.split('.', 2)[:2]))
+        counted = [n for n, _ in self.base if n.split('.')[0] in ours and in_scope(n)]
+        unnamed = [n for n in counted if not named_by(n, globs)]
+        batches = plan([(r, files, own) for r, files, own in items])
+        t0, k = time.monotonic(), 0
+        try:
+            for b, batch in enumerate(batches, 1):
+                if len(batch) == 1:
+                    print('regressions: [%d/%d] %s ...' % (k + 1, len(items), batch[0].name),
+                          flush=True)
+                done.update(self.run_batch(b, batch))
+                per_patch = (time.monotonic() - t0) / (k + len(batch))
+                for r in batch:
+                    k += 1
+                    verdict, detail, named, seconds = done[r.path]
+                    caught = sum(done[p][0].startswith('caught') for p in done if p in self.info)
+                    shown = '%d named cases failed' % len(named) \
+                        if verdict.startswith('caught') else detail
+                    print('regressions: [%d/%d] %s: %s in %.0f s: %s (caught so far %d; %.0f s '
+                          'per patch)' % (k, len(items), r.name, verdict, seconds, shown, caught,
+                                          per_patch), flush=True)
+                    if verdict == 'NOISY':
+                        print('regressions: if the bug is meant to fail them, add to its '
+                              'header:\n' + '\n'.join(
+                                  '  Expect-fail: ' + n
+                                  for n in detail[len('also failed: '):].split('; ')),
+                              flush=True)
+        finally:
+            # Leave the tree as make run expects it: series only.
+            ws.sync()
+        rows = [(r.name, *done[r.path]) for r in patches]
+        failed = sum(not row[1].startswith('caught') for row in rows)
+        self.write_report(rows, counted, unnamed)
+        times = sorted(row[4] for row in rows if row[4])
+        if times:
+            print('regressions: %d patches, median %.0f s per patch'
+                  % (len(rows), times[len(times) // 2]))
+        print('regressions: %d of %d leaf cases%s named by no patch%s'
+              % (len(unnamed), len(counted), ' FILTER matches' if self.prove else '',
+                 (': ' + ', '.join(unnamed[:20]) + (' ...' if len(unnamed) > 20 else ''))
+                 if unnamed else ''))
+        every = self.patches == [r for r in catalogue.regressions(cfg.top)
+                                 if r.configuration == 'PROFILE=' + cfg.profile + (
+                                     '' if cfg.mode == 'builtin' else ' MODE=' + cfg.mode)]
+        if unnamed and (every or self.prove):
+            print('regressions: every case must be shown to fail by a patch (see '
+                  '%s/regressions.md)' % os.path.relpath(cfg.results, cfg.top))
+            failed += 1
+        return sum(row[1].startswith('caught') for row in rows), failed
+
+    def write_report(self, rows, counted, unnamed):
+        with open(os.path.join(self.cfg.results, 'regressions.md'), 'w') as f:
+            f.write('# Regression proof\n\n| patch | verdict | seconds | detail |\n'
+                    '|---|---|---|---|\n')
+            for name, verdict, detail, _, seconds in rows:
+                f.write('| %s | %s | %.0f | %s |\n' % (name, verdict, seconds, detail))
+            f.write('\n%d leaf cases in the baseline%s, %d named by no patch\n'
+                    % (len(counted), ' that FILTER=%s matches' % self.prove if self.prove
+                       else '', len(unnamed)))
+            for name in unnamed:
+                f.write('- unnamed: %s\n' % name)
+            f.write('\n## Named cases: baseline -> with the patch\n')
+            for name, verdict, _, named, _ in rows:
+                f.write('\n### %s: %s\n\n' % (name, verdict))
+                for case, before, after in named:
+                    f.write('- %s: %s -> %s\n' % (case, before, after))
+
+
+def select(cfg, patterns=()):
+    """The regression patches of @cfg's configuration that PATCHES globs
+    (all by default) match; (patches, globs that match nothing, others)."""
+    every = catalogue.regressions(cfg.top)
+    if patterns:
+        found, empty = {}, []
+        for pattern in patterns:
+            paths = [os.path.abspath(p) for p in
+                     glob_paths(os.path.join(cfg.top, pattern)) + glob_paths(pattern)
+                     if p.endswith('.patch')]
+            if not paths:
+                empty.append(pattern)
+            for p in paths:
+                found[p] = catalogue.read_regression(p)
+        every = [found[p] for p in sorted(found)]
+    else:
+        empty = []
+    here = 'PROFILE=' + cfg.profile + ('' if cfg.mode == 'builtin' else ' MODE=' + cfg.mode)
+    return [r for r in every if r.configuration == here], empty, \
+        [r for r in every if r.configuration != here]
+
+
+def glob_paths(pattern):
+    import glob
+    return glob.glob(pattern, recursive=True)

@@ -1,0 +1,531 @@
+# SPDX-License-Identifier: GPL-2.0
+"""One WORKDIR: its kernel tree, build directories and compile cache, held
+under an exclusive lock for as long as the Workspace lives.  Nothing else
+touches the tree, the lock or the sync record.
+
+    with Workspace(cfg) as ws:
+        run = ws.run(cfg)          # sync, build, list the cases, boot, judge
+
+A Run holds the cases, the log and the phase times; results/ is written
+from it."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from . import catalogue, gate, results, timing
+from .config import Config
+from .tree import Tree, TreeError
+
+
+class RunError(Exception):
+    pass
+
+
+def say(msg):
+    print('run: ' + msg, flush=True)
+
+
+@dataclass
+class Run:
+    cfg: Config
+    tree_id: str = ''
+    stamp: str = ''
+    expected: List[str] = field(default_factory=list)
+    suites: List[results.Test] = field(default_factory=list)
+    missing: List[str] = field(default_factory=list)
+    cases: List[dict] = field(default_factory=list)
+    counts: Dict[str, int] = field(default_factory=dict)
+    phases: List[tuple] = field(default_factory=list)
+    log: List[str] = field(default_factory=list)
+
+    @property
+    def summary(self):
+        return results.summary_line(self.counts)
+
+    @property
+    def ok(self):
+        c = self.counts
+        return c[results.FAIL] + c[results.ERROR] == 0 and c[results.PASS] > 0
+
+
+class Progress(threading.Thread):
+    """One line now and then while make runs: objects compiled so far,
+    elapsed time and, in a cold build, what is probably left against the
+    count of the last cold build in this directory.  A terminal gets the line
+    rewritten every few seconds; a log (CI) a new line every 30 s."""
+
+    def __init__(self, build_dir):
+        super().__init__(daemon=True)
+        self.build_dir, self.t0, self.done = build_dir, time.time(), threading.Event()
+        self.count_file = os.path.join(build_dir, '.fs-kunit-objects')
+        self.tty = sys.stdout.isatty()
+        self.cold = not os.path.exists(os.path.join(build_dir, 'vmlinux'))
+        try:
+            with open(self.count_file) as f:
+                self.last = int(f.read())
+        except (OSError, ValueError):
+            self.last = 0
+
+    def compiled(self):
+        n = 0
+        for root, _, files in os.walk(self.build_dir):
+            for f in files:
+                if f.endswith('.o'):
+                    with contextlib.suppress(OSError):
+                        n += os.stat(os.path.join(root, f)).st_mtime >= self.t0
+        return n
+
+    def line(self):
+        n, t = self.compiled(), time.time() - self.t0
+        msg = 'build: %d objects compiled' % n
+        if self.last and self.cold:
+            msg += ' of about %d' % self.last
+            if n:
+                msg += ', about %.0f s left' % max(0, t * (self.last - n) / n)
+        return msg + ', %.0f s so far' % t
+
+    def run(self):
+        while not self.done.wait(5 if self.tty else 30):
+            if self.tty:
+                sys.stdout.write('\r' + self.line() + '\033[K')
+            else:
+                say(self.line())
+            sys.stdout.flush()
+
+    def stop(self, ok):
+        self.done.set()
+        if self.tty:
+            sys.stdout.write('\n')
+        n = self.compiled()
+        if ok and n and self.cold:
+            with open(self.count_file, 'w') as f:
+                f.write(str(n))
+        return n
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+class Workspace:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        os.makedirs(cfg.workdir, exist_ok=True)
+        self._lock = open(cfg.lock_path, 'w')
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            say('waiting for another run on %s to finish' % cfg.workdir)
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+        self.tree = Tree(cfg.workdir, cfg.top)
+
+    def close(self):
+        if self._lock:
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- the tree --------------------------------------------------------------
+    def sync(self, extra=()):
+        """The tree at pristine + series + tests + @extra; its tree id."""
+        try:
+            return self.tree.sync(tuple(extra))
+        except TreeError as e:
+            raise RunError('the tree could not be prepared: %s' % e)
+
+    # -- kunit.py --------------------------------------------------------------
+    def kunit(self, cfg, *args, stdout=None, each_line=None, qemu_args=()):
+        """kunit.py in its own process group: if we are stopped, so are its
+        make and QEMU.  each_line: read its output as it comes."""
+        tree = self.tree.path
+        cmd = ['/usr/bin/python3', os.path.join(tree, 'tools/testing/kunit/kunit.py'), *args]
+        if args[0] != 'parse':
+            cmd += ['--arch=x86_64', '--build_dir=' + cfg.build_dir,
+                    '--qemu_config=' + cfg.qemu_config]
+        if args[0] == 'exec':
+            cmd += ['--kernel_args=' + a for a in cfg.kernel_args]
+            extra = list(qemu_args)
+            if cfg.mode == 'modules':
+                extra += ['-initrd', cfg.initramfs]
+            if extra:
+                cmd.append('--qemu_args=' + ' '.join(extra))
+        if args[0] == 'build':
+            # Every build directory shares one cache: what another
+            # configuration compiled already is not compiled again.
+            cmd.append('--make_options=CC=ccache gcc')
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=cfg.ccache_dir,
+                   CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree, MODE=cfg.mode,
+                   KUNIT_QEMU_ACCEL=cfg.accel)
+        if stdout is None and each_line is None:
+            # Through sys.stdout, so that a caller may keep it (a regression
+            # patch's run.log).
+            def each_line(line):
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, text=True,
+                                stdout=subprocess.PIPE if each_line else stdout,
+                                stderr=subprocess.STDOUT if each_line else None,
+                                errors='replace', start_new_session=True)
+        throttle = Throttle(proc.pid, cfg.slowdown) if args[0] == 'exec' else None
+        try:
+            if each_line:
+                for line in proc.stdout:
+                    each_line(line)
+            out, _ = proc.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGCONT)
+                os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            raise
+        finally:
+            if throttle:
+                throttle.stop()
+        return subprocess.CompletedProcess(cmd, proc.returncode, out)
+
+    # -- build -----------------------------------------------------------------
+    def stamp(self, cfg, tree_id):
+        h = hashlib.sha256()
+        parts = [tree_id.encode(), read(cfg.qemu_config), ' '.join(cfg.kernel_args).encode()]
+        for part in parts + [read(path) for path in cfg.kunitconfigs]:
+            h.update(part + b'\0')
+        return h.hexdigest()
+
+    def _write_modules_kunitconfig(self, cfg):
+        """MODE=modules: kunitconfig with its tests =m (its first fragment)."""
+        text = re.sub(r'^(CONFIG_\w+_KUNIT_TESTS?)=y$', r'\1=m',
+                      read(cfg.base_kunitconfig).decode(), flags=re.M)
+        with contextlib.suppress(OSError):
+            if read(cfg.modules_kunitconfig).decode() == text:
+                return  # unchanged: keep its mtime
+        with open(cfg.modules_kunitconfig, 'w') as f:
+            f.write(text)
+
+    def build(self, cfg, tree_id, warnings=True):
+        """Build unless the last successful build had the same inputs; then
+        the warning gate (gate.py).  Returns the build's stamp."""
+        if cfg.alone and not os.path.exists(cfg.base_kunitconfig):
+            raise RunError('ALONE=%s: the patched tree has no %s'
+                           % (cfg.alone, cfg.base_kunitconfig))
+        if cfg.mode == 'modules':
+            self._write_modules_kunitconfig(cfg)
+        stamp = self.stamp(cfg, tree_id)
+        stamp_file = os.path.join(cfg.build_dir, '.fs-kunit-stamp')
+        kernel = os.path.join(cfg.build_dir, 'arch/x86/boot/bzImage')
+        built = False
+        with contextlib.suppress(OSError):
+            built = read(stamp_file).decode() == stamp and os.path.exists(kernel)
+        if built:
+            say('kernel is up to date: not building')
+        else:
+            os.makedirs(cfg.build_dir, exist_ok=True)
+            with contextlib.suppress(OSError):
+                os.unlink(stamp_file)
+            say('building (incremental, %s) in %s' % (cfg.describe(), cfg.build_dir))
+            t = time.monotonic()
+            progress = Progress(cfg.build_dir)
+            progress.start()
+            rc = self.kunit(cfg, 'build', *['--kunitconfig=' + p for p in cfg.kunitconfigs],
+                            '--jobs=%d' % cfg.jobs).returncode
+            n = progress.stop(rc == 0)
+            if rc:
+                raise RunError('the kernel did not build (errors above)%s' % (
+                    '; EXTRA_PATCHES=' + ' '.join(cfg.extra_patches)
+                    if cfg.extra_patches else ''))
+            say('built in %.0f s (%d objects compiled)' % (time.monotonic() - t, n))
+            with open(stamp_file, 'w') as f:
+                f.write(stamp)
+        if warnings:
+            new = gate.check_build(self.tree, cfg.build_dir, cfg.ccache_dir, stamp)
+            if new:
+                raise RunError('the series adds compiler warnings (gate.py):\n  ' +
+                               '\n  '.join(new))
+        return stamp
+
+    # -- cases -----------------------------------------------------------------
+    def make_initramfs(self, cfg):
+        """MODE=modules: busybox, harness/modules-init.sh as /init and every
+        module the build made, test modules (those with KUnit suites) in
+        build order.  Returns the test modules' names."""
+        order = read(os.path.join(cfg.build_dir, 'modules.order')).decode().split()
+        staging = tempfile.mkdtemp(prefix='initramfs.', dir=cfg.build_dir)
+        try:
+            for d in ('bin', 'dev', 'lib/modules', 'proc', 'sys', 'tmp'):
+                os.makedirs(os.path.join(staging, d))
+            shutil.copy('/bin/busybox', os.path.join(staging, 'bin'))
+            # /init's interpreter; the init installs busybox's other applets.
+            os.symlink('busybox', os.path.join(staging, 'bin', 'sh'))
+            shutil.copy(os.path.join(cfg.top, 'harness', 'modules-init.sh'),
+                        os.path.join(staging, 'init'))
+            os.chmod(os.path.join(staging, 'init'), 0o755)
+            tests, libs = [], []
+            for rel in order:
+                ko = os.path.join(cfg.build_dir, os.path.splitext(rel)[0] + '.ko')
+                name = os.path.basename(ko)[:-3].replace('-', '_')  # as the kernel names it
+                shutil.copy(ko, os.path.join(staging, 'lib', 'modules', name + '.ko'))
+                (tests if b'.kunit_test_suites' in read(ko) else libs).append(name)
+            for name, names in (('order', tests), ('libs', libs)):
+                with open(os.path.join(staging, 'lib', 'modules', name), 'w') as f:
+                    f.write('\n'.join(names) + '\n')
+            with open(cfg.initramfs, 'wb') as out:
+                subprocess.run('find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0',
+                               shell=True, cwd=staging, stdout=out, check=True)
+        finally:
+            shutil.rmtree(staging)
+        if not tests:
+            raise RunError('the modules build made no test module (see %s/modules.order)'
+                           % cfg.build_dir)
+        say('initramfs: %d test modules, %d others: %s' % (len(tests), len(libs),
+                                                           ' '.join(tests)))
+        return tests
+
+    def cases(self, cfg, stamp, modules=()):
+        """suite.case for every case the kernel has, listed once per build
+        (kunit.py exec --list_tests, a boot); MODE=modules adds each suite's
+        second load (suite@reload) and the unload check of every module."""
+        cache = os.path.join(cfg.build_dir, '.fs-kunit-cases')
+        cases = None
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read(cache))
+            if data['stamp'] == stamp:
+                cases = data['cases']
+        if cases is None:
+            proc = self.kunit(cfg, 'exec', '--list_tests', '--timeout=%d'
+                              % timing.timeout(cfg, []), stdout=subprocess.PIPE)
+            # dict: MODE=modules lists each module's cases at each of its loads.
+            cases = list(dict.fromkeys(line for line in proc.stdout.splitlines()
+                                       if re.match(r'^[^\s.]+\.[^\s.]+$', line)))
+            if proc.returncode or not cases:
+                sys.stdout.write(proc.stdout or '')
+                raise RunError('the kernel did not list its test cases (log: %s/test.log)'
+                               % cfg.build_dir)
+            with open(cache, 'w') as f:
+                json.dump({'stamp': stamp, 'cases': cases}, f)
+        if cfg.mode == 'modules':
+            plain = [c for c in cases if '@' not in c.split('.')[0]
+                     and not c.startswith('modules.')]
+            cases = list(dict.fromkeys(
+                plain + ['%s@reload.%s' % tuple(c.split('.', 1)) for c in plain] +
+                ['modules.%s_unloads_cleanly' % m for m in modules]))
+        return cases
+
+    @staticmethod
+    def wanted(cfg, case):
+        """Whether FILTER asks for @case.  The kernel filters a module's
+        suites by their own name at both loads; the init checks every
+        module's unload."""
+        if not cfg.filter:
+            return True
+        if cfg.mode == 'modules':
+            if case.startswith('modules.'):
+                return True
+            case = case.replace('@reload.', '.', 1)
+        return catalogue.glob_match(cfg.filter, case)
+
+    # -- run -------------------------------------------------------------------
+    def execute(self, cfg, run):
+        """Boot the built kernel with the run's filter and judge its log."""
+        os.makedirs(cfg.results, exist_ok=True)
+        args = ['exec', '--timeout=%d' % timing.timeout(
+            cfg, sorted({c.split('.')[0] for c in run.expected}))]
+        each_line = None
+        if cfg.mode == 'modules':
+            # kunit.py would parse only the built-in tests' (empty) KTAP:
+            # say which module is loading instead.
+            args.append('--raw_output=all')
+
+            def each_line(line):
+                m = re.search(r'modules-init: (load \d of \S+)', line)
+                if m:
+                    say(m.group(1))
+                elif not re.match(r'^\[\s*\d+\.\d+\]', line):
+                    sys.stdout.write(line)  # kunit.py's own, not the console's
+        if cfg.filter:
+            args.append(cfg.filter)  # kunit.py's filter_glob is positional
+        console = os.path.join(cfg.build_dir, 'test.log')
+        with contextlib.suppress(OSError):
+            os.unlink(console)  # the listing boot's log must not pass for this one
+        rc = self.kunit(cfg, *args, each_line=each_line).returncode
+        if not os.path.exists(console):
+            raise RunError('kunit.py exec failed (exit %d) before QEMU ran' % rc)
+        run.log = read(console).decode(errors='replace').splitlines()
+        with open(os.path.join(cfg.results, 'console.log'), 'w') as f:
+            f.write('\n'.join(run.log) + '\n')
+        suites = results.parse(run.log, self.tree.path)
+        if suites is None:
+            raise RunError('the kernel printed no KTAP: did it boot? log kept in '
+                           '%s/console.log' % cfg.results)
+        if cfg.mode == 'modules':
+            name_reloads(suites)
+        if cfg.leak_scans:
+            results.require_leak_scans(suites)
+        if not cfg.filter and not cfg.extra_patches:
+            timing.record(cfg, run.log)
+        run.suites = suites
+        run.missing = results.missing_cases(suites, run.expected)
+        run.counts = results.count(suites, run.missing)
+        run.cases = [{'name': path, 'status': test.status, 'reason': test.reason,
+                      'reports': test.reports} for path, test in results.leaves(suites)]
+        run.cases += [{'name': name, 'status': results.ERROR, 'reason': 'never reported'}
+                      for name in run.missing]
+        write_results(cfg, run, self.tree)
+
+    def prepare(self, cfg, phase=lambda name: None, listed=None):
+        """The tree synced, the kernel built (and its initramfs made): (tree
+        id, stamp, the enabled cases).  @listed spares the listing boot."""
+        tree_id = self.sync(cfg.extra_patches)
+        phase('tree')
+        # A regression patch may well add a warning: the gate is the series'.
+        stamp = self.build(cfg, tree_id, warnings=not cfg.extra_patches)
+        phase('build')
+        modules = self.make_initramfs(cfg) if cfg.mode == 'modules' else ()
+        cases = listed if listed is not None else self.cases(cfg, stamp, modules)
+        phase('case list')
+        return tree_id, stamp, cases
+
+    def run(self, cfg=None, expected=None, restore=True):
+        """sync, build, list the cases, boot and judge.  @expected: the list
+        of enabled cases from another build of the same tests (a regression
+        patch changes kernel code, not which cases exist), which saves a
+        listing boot.  @restore: put the tree back without the extra patches
+        afterwards (the regression proof moves on to the next patch instead)."""
+        cfg = cfg or self.cfg
+        run = Run(cfg)
+        t = time.monotonic()
+
+        def phase(name):
+            nonlocal t
+            run.phases.append((name, time.monotonic() - t))
+            t = time.monotonic()
+        os.makedirs(cfg.results, exist_ok=True)
+        for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
+                     'cases.json', 'tested.json'):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(cfg.results, name))
+        try:
+            run.tree_id, run.stamp, cases = self.prepare(cfg, phase, listed=expected)
+            run.expected = [c for c in cases if self.wanted(cfg, c)]
+            if not run.expected:
+                raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'
+                               % (cfg.filter, len(cases), cases[0].split('.')[0] + '.*'))
+            write_provenance(cfg, run, self.tree)
+            self.execute(cfg, run)
+            phase('tests')
+        finally:
+            if cfg.extra_patches and restore:
+                say('restoring the tree without EXTRA_PATCHES')
+                self.sync()
+        return run
+
+
+class Throttle(threading.Thread):
+    """SLOWDOWN=N: QEMU (and kunit.py with it) held to 1/N of a core, as on
+    a machine N times slower: the process group is stopped for (N-1)/N of
+    every 100 ms.  The guest's clock goes on meanwhile, so its time-outs
+    (the hung-task detector, KUnit's, the tests' own) meet a slow machine
+    too, and so does the run's time-out on this side."""
+    PERIOD = 0.1
+
+    def __init__(self, pgid, factor):
+        super().__init__(daemon=True)
+        self.pgid, self.factor, self.done = pgid, factor, threading.Event()
+        if factor > 1:
+            self.start()
+
+    def run(self):
+        on = self.PERIOD / self.factor
+        while not self.done.is_set():
+            time.sleep(on)
+            try:
+                os.killpg(self.pgid, signal.SIGSTOP)
+                self.done.wait(self.PERIOD - on)
+                os.killpg(self.pgid, signal.SIGCONT)
+            except ProcessLookupError:
+                return
+
+    def stop(self):
+        self.done.set()
+        if self.is_alive():
+            self.join()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pgid, signal.SIGCONT)
+
+
+def name_reloads(suites):
+    """The second load of a module runs its suites again: "suite@reload"."""
+    seen = set()
+    for suite in suites:
+        if suite.name in seen:
+            suite.name += '@reload'
+        seen.add(suite.name)
+
+
+def write_provenance(cfg, run, tree):
+    info = {
+        'package': 'linux-source-6.12',
+        'version': tree.version,
+        'tree': run.tree_id,
+        'stamp': run.stamp,  # same stamp, same kernel: make regressions reuses this run
+        'series': [p for p, _ in catalogue.read_series(cfg.top)],
+        'extra_patches': list(cfg.extra_patches),
+        'profile': cfg.profile,
+        'mode': cfg.mode,
+        'alone': cfg.alone,
+        'kunitconfig': ' '.join(os.path.relpath(p, cfg.top) for p in cfg.kunitconfigs),
+        'filter': cfg.filter,
+        'accel': cfg.accel,
+        'slowdown': cfg.slowdown,
+        'cases': run.expected,
+        'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+    }
+    with open(os.path.join(cfg.results, 'tested.json'), 'w') as f:
+        json.dump(info, f, indent=1)
+
+
+def write_results(cfg, run, tree):
+    with open(os.path.join(cfg.results, 'kunit.ktap'), 'w') as f:
+        f.write('\n'.join(results.to_ktap(run.suites)) + '\n')
+    with open(os.path.join(cfg.results, 'kunit.json'), 'w') as f:
+        f.write(results.kernelci_json(run.suites, tree.path, cfg.build_dir) + '\n')
+    props = {'version': tree.version, 'tree': run.tree_id,
+             'extra_patches': ' '.join(cfg.extra_patches)}
+    results.junit(run.suites, run.missing, props).write(
+        os.path.join(cfg.results, 'junit.xml'), encoding='unicode', xml_declaration=True)
+    with open(os.path.join(cfg.results, 'cases.json'), 'w') as f:
+        json.dump(run.cases, f, indent=1)
+    with open(os.path.join(cfg.results, 'summary.txt'), 'w') as f:
+        f.write(run.summary + '\n')
+
+
+def report(run):
+    """What make run prints after the tests: failures, what never reported."""
+    for path, test in results.leaves(run.suites):
+        if test.status in (results.FAIL, results.ERROR):
+            say('%s: %s%s' % (test.status, path, ' (' + test.reason + ')' if test.reason else ''))
+    if run.missing:
+        said = [s.name for s in run.suites if s.status == results.ERROR]
+        panic = any('Kernel panic' in line for line in run.log)
+        say('%s %s; these cases never reported: %s; log kept in %s' % (
+            'the kernel panicked' if panic else 'the kernel stopped (hang or timeout)',
+            'while %s was running' % ', '.join(said) if said else 'before any suite started',
+            ', '.join(run.missing), os.path.join(run.cfg.results, 'console.log')))
+    say('time per phase: ' + ', '.join('%s %.0f s' % p for p in run.phases))

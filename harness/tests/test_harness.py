@@ -1,0 +1,670 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The harness's own tests: the configuration's derivations, the workspace
+lock, KTAP conversion on fixed logs (through the tree's kunit_parser), the
+kernel's reports held against the right case, the log contract with the C
+side, the regression verdicts and batches, the documentation check, the
+warning gate, the time-outs, and the tree manager on a small fake tree."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(TOP, 'harness'))
+from fskunit import catalogue, doccheck, gate, proof, results, timing  # noqa: E402
+from fskunit import series as mail  # noqa: E402
+from fskunit.config import Config, ConfigError  # noqa: E402
+from fskunit.tree import Tree  # noqa: E402
+from fskunit.workspace import Workspace, name_reloads  # noqa: E402
+
+TREE = Config.from_env().tree
+
+
+def load(name):
+    with open(os.path.join(HERE, 'data', name)) as f:
+        return f.read().splitlines()
+
+
+def needs_tree(test):
+    if not os.path.exists(os.path.join(TREE, 'tools', 'testing', 'kunit', 'kunit_parser.py')):
+        test.skipTest('no kernel tree at %s (make tree)' % TREE)
+
+
+class ConfigTest(unittest.TestCase):
+    """Every path and fragment of a run derives from its settings, once."""
+
+    def cfg(self, **env):
+        return Config.from_env(dict({'WORKDIR': '/w'}, **env), top='/top')
+
+    def test_default_run(self):
+        c = self.cfg()
+        self.assertEqual(c.build_dir, '/w/build')
+        self.assertEqual(c.results, '/top/results')
+        self.assertEqual(c.kunitconfigs, ['/top/kunitconfig'])
+        self.assertEqual(c.kernel_args, [])
+        self.assertEqual(c.tree, '/w/linux-source-6.12')
+
+    def test_profile_mode_and_alone_each_have_their_build_and_results(self):
+        c = self.cfg(PROFILE='debug', MODE='modules')
+        self.assertEqual(c.build_dir, '/w/build-debug-modules')
+        self.assertEqual(c.results, '/top/results/debug/modules')
+        self.assertEqual(c.kunitconfigs, ['/w/kunitconfig-debug-modules',
+                                          '/top/kunitconfig.debug', '/top/kunitconfig.modules'])
+        self.assertEqual(c.kernel_args, ['kmemleak.verbose=1', 'printk.devkmsg=on'])
+        self.assertTrue(c.leak_scans)
+        a = self.cfg(ALONE='fs/quota/')
+        self.assertEqual(a.build_dir, '/w/build-alone-fs-quota')
+        self.assertEqual(a.results, '/top/results/alone/fs-quota')
+        self.assertEqual(a.kunitconfigs, ['/w/linux-source-6.12/fs/quota/.kunitconfig'])
+
+    def test_a_copy_with_one_setting_changed_derives_anew(self):
+        c = self.cfg().with_(profile='debug', results_dir='/r')
+        self.assertEqual(c.build_dir, '/w/build-debug')
+        self.assertEqual(c.results, '/r')
+
+    def test_bad_settings_are_refused_by_name(self):
+        for env, word in (({'PROFILE': 'fast'}, 'PROFILE=fast'), ({'MODE': 'x'}, 'MODE=x'),
+                          ({'ALONE': '../x'}, 'ALONE'), ({'ALONE': 'a b'}, 'ALONE'), ({'TIMEOUT': 'soon'}, 'TIMEOUT'),
+                          ({'SLOWDOWN': '0'}, 'SLOWDOWN')):
+            with self.assertRaises(ConfigError) as e:
+                self.cfg(**env)
+            self.assertIn(word, str(e.exception))
+
+    def test_settings_travel_to_a_child_as_make_passes_them(self):
+        c = self.cfg(PROFILE='debug', FILTER='quota_*', EXTRA_PATCHES='/p/a.patch', TIMEOUT='9')
+        again = Config.from_env(c.env, top='/top')
+        self.assertEqual(again, c)
+
+    def test_extra_patches_become_absolute(self):
+        c = Config.from_env({'EXTRA_PATCHES': 'x.patch'})
+        self.assertEqual(c.extra_patches, (os.path.abspath('x.patch'),))
+
+
+class WorkspaceLockTest(unittest.TestCase):
+    """One run per WORKDIR: a second Workspace waits for the first."""
+
+    def test_second_workspace_waits_until_the_first_closes(self):
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w)
+            first = Workspace(cfg)
+            got = []
+            t = threading.Thread(target=lambda: got.append(Workspace(cfg)))
+            t.start()
+            time.sleep(0.5)
+            self.assertEqual(got, [])
+            first.close()
+            t.join(10)
+            self.assertEqual(len(got), 1)
+            got[0].close()
+
+
+class KtapTest(unittest.TestCase):
+    def setUp(self):
+        needs_tree(self)
+
+    def convert(self, name, expected=()):
+        suites = results.parse(load(name), TREE)
+        missing = results.missing_cases(suites, list(expected))
+        return suites, missing, results.count(suites, missing), results.junit(suites, missing, {})
+
+    def test_all_pass_counts_every_parameter(self):
+        _, _, counts, tree = self.convert('all-pass.log')
+        self.assertEqual(results.summary_line(counts), '3 passed, 0 failed, 0 skipped')
+        names = [(c.get('classname'), c.get('name')) for c in tree.iter('testcase')]
+        self.assertEqual(names, [('demo_suite', 'plain_case'), ('demo_suite.param_case', 'EIO'),
+                                 ('demo_suite.param_case', 'ENOSPC')])
+
+    def test_failure_carries_the_expectation_text(self):
+        _, _, counts, tree = self.convert('one-failure.log')
+        self.assertEqual(results.summary_line(counts), '1 passed, 1 failed, 0 skipped')
+        failure = tree.find('.//testcase[@name="broken_case"]/failure')
+        self.assertIsNotNone(failure)
+        self.assertIn('Expected err == -5', failure.text)
+        self.assertIsNone(tree.find('.//testcase[@name="fine_case"]/failure'))
+
+    def test_skip_is_counted_and_keeps_its_reason(self):
+        _, _, counts, tree = self.convert('skip.log')
+        self.assertEqual(results.summary_line(counts), '1 passed, 0 failed, 1 skipped')
+        skipped = tree.find('.//testcase[@name="needs_hardware"]/skipped')
+        self.assertEqual(skipped.get('message'), 'no such device')
+
+    def test_crash_mid_suite_names_the_cases_that_never_ran(self):
+        expected = ['first_suite.fine_case', 'second_suite.before_crash',
+                    'second_suite.during_crash', 'second_suite.after_crash']
+        suites, missing, counts, tree = self.convert('crash-mid-suite.log', expected)
+        self.assertEqual(missing, ['second_suite.during_crash', 'second_suite.after_crash'])
+        self.assertEqual(suites[1].status, results.ERROR)
+        self.assertIn('Kernel panic', '\n'.join(suites[1].log))
+        self.assertEqual(results.summary_line(counts), '2 passed, 2 failed, 0 skipped')
+        errors = [c.get('name') for c in tree.iter('testcase') if c.find('error') is not None]
+        self.assertEqual(errors, ['during_crash', 'after_crash'])
+
+    def test_modules_second_load_and_unload_checks_are_cases(self):
+        # MODE=modules: each module loads twice, then the init's own suite.
+        suites = results.parse(load('modules.log'), TREE)
+        name_reloads(suites)
+        got = [(path, test.status) for path, test in results.leaves(suites)]
+        self.assertEqual(got, [('demo.works', results.PASS), ('demo@reload.works', results.FAIL),
+                               ('modules.demo_kunit_unloads_cleanly', results.FAIL)])
+        self.assertIn('+fs_kunit0', '\n'.join(suites[2].children[0].log))
+
+    def test_no_ktap_at_all_is_none_not_zero_tests(self):
+        self.assertIsNone(results.parse(load('no-ktap.log'), TREE))
+
+    def test_written_ktap_strips_printk_prefixes(self):
+        lines = results.to_ktap(results.parse(load('all-pass.log'), TREE))
+        self.assertEqual(lines[0], 'KTAP version 1')
+        self.assertIn('    ok 1 plain_case', lines)
+
+    def test_written_ktap_and_json_carry_the_verdict_of_a_report(self):
+        suites = results.parse(load('reports.log'), TREE)
+        lines = results.to_ktap(suites)
+        self.assertIn('    # BUG: KASAN: slab-use-after-free in ocfs2_rename+0x1234/0x2000', lines)
+        self.assertTrue(any(line.startswith('    not ok 2 kasan_case # kernel report: BUG: KASAN')
+                            for line in lines))
+        self.assertIn('    ok 1 clean_case', lines)
+        group = json.loads(results.kernelci_json(suites, TREE, '/b'))['sub_groups'][0]
+        status = {c['name']: c['status'] for c in group['test_cases']}
+        self.assertEqual((status['clean_case'], status['kasan_case']), ('PASS', 'FAIL'))
+
+    def test_junit_is_well_formed_xml(self):
+        _, _, _, tree = self.convert('one-failure.log')
+        with tempfile.NamedTemporaryFile(suffix='.xml') as f:
+            tree.write(f.name, encoding='unicode', xml_declaration=True)
+            root = ET.parse(f.name).getroot()
+        self.assertEqual(root.find('testsuite').get('failures'), '1')
+
+    def test_kernel_reports_fail_the_case_that_caused_them(self):
+        suites, _, counts, tree = self.convert('reports.log')
+        status = {path: (t.status, t.reason) for path, t in results.leaves(suites)}
+        self.assertEqual(results.summary_line(counts), '3 passed, 4 failed, 0 skipped')
+        for passed in ('clean_case', 'param_case.EIO', 'after_leak'):
+            self.assertEqual(status['demo_suite.' + passed][0], results.PASS, passed)
+        self.assertIn('BUG: KASAN: slab-use-after-free', status['demo_suite.kasan_case'][1])
+        self.assertIn('possible circular locking', status['demo_suite.param_case.ENOSPC'][1])
+        # a leak printed at the end of the suite: the case whose thread allocated it
+        self.assertIn('kmemleak: unreferenced object 0xffff888004c0a000',
+                      status['demo_suite.leaky_case'][1])
+        failure = tree.find('.//testcase[@name="leaky_case"]/failure')
+        self.assertIn('ext4_symlink', failure.text)
+        # a leak from a work item: the case that was running when it was allocated
+        self.assertIn('0xffff888004c0b000', status['demo_suite.worker_leak_case'][1])
+
+    def test_kunit_runner_waiting_for_a_slow_case_is_no_hang(self):
+        # swapper/0:1 waits in kunit_try_catch_run() while slow_case works:
+        # not its failure.  The case thread stuck in folio_wait_stable() is.
+        suites = results.parse(load('hung.log'), TREE)
+        status = {path: (t.status, t.reason) for path, t in results.leaves(suites)}
+        self.assertEqual(status['demo_suite.quick_case'][0], results.PASS)
+        self.assertEqual(status['demo_suite.slow_case'][0], results.PASS)
+        self.assertEqual(suites[0].status, results.ERROR)
+        reports = [r for t in results.walk(suites) for r in t.reports]
+        self.assertEqual(reports, ['INFO: task kunit_try_catch:93 blocked for more than 30 '
+                                   'seconds.'])
+
+    def test_a_suite_that_did_not_scan_for_leaks_fails(self):
+        scanned = results.parse(load('reports.log'), TREE)
+        results.require_leak_scans(scanned)
+        self.assertEqual(scanned[0].reports, [])
+        unscanned = results.parse([line for line in load('reports.log')
+                                   if 'scanned for KUnit suite' not in line], TREE)
+        results.require_leak_scans(unscanned)
+        self.assertIn('no kmemleak scan at the end of the suite', unscanned[0].reports)
+        # a suite whose cases marked nothing for the leak check is not asked
+        unmarked = results.parse(load('one-failure.log'), TREE)
+        results.require_leak_scans(unmarked)
+        self.assertNotIn('demo_suite', [path for path, _ in results.leaves(unmarked)])
+
+    def test_suite_seconds_by_printk_time(self):
+        got = results.suite_seconds(load('crash-mid-suite.log'))
+        self.assertEqual(got, {'(boot)': 0.512345, 'first_suite': 0.0})
+
+    def test_filter_glob_follows_kunit(self):
+        self.assertTrue(catalogue.glob_match('quota_dquot', 'quota_dquot.dqget_x'))
+        self.assertTrue(catalogue.glob_match('quota_*.dqget_*', 'quota_dquot.dqget_x'))
+        self.assertFalse(catalogue.glob_match('quota_dquot.dquot_*', 'quota_dquot.dqget_x'))
+        self.assertFalse(catalogue.glob_match('udf*', 'quota_dquot.dqget_x'))
+
+
+class LogContractTest(unittest.TestCase):
+    """The lines the C side prints and the harness reads are one contract:
+    KMEMLEAK_KUNIT_* of include/linux/kmemleak.h (patch 0014), as the
+    fixtures print them, and kmemleak's own report lines."""
+
+    def defines(self):
+        path = [p for p in catalogue.series_patches(TOP) if '-mm-kmemleak-Let-KUnit' in p][0]
+        with open(path) as f:
+            return dict(re.findall(r'^\+#define (KMEMLEAK_KUNIT_\w+)\s+"(.*)"$', f.read(), re.M))
+
+    @staticmethod
+    def render(fmt, *values):
+        return re.sub(r'%l?[dus]', '%s', fmt.replace('\\n', '')) % values
+
+    def test_every_format_the_harness_reads_is_defined_once_in_c(self):
+        self.assertEqual(sorted(self.defines()), sorted(results.LOG_CONTRACT))
+
+    def test_the_harness_reads_what_c_prints(self):
+        d = self.defines()
+        prefix, regex = results.LOG_CONTRACT['KMEMLEAK_KUNIT_CASE']
+        line = prefix.format(case='op_returns_dquot_error') + self.render(
+            d['KMEMLEAK_KUNIT_CASE'], 93, 4294968296)
+        self.assertEqual(regex.search(line).groups(), ('93', '4294968296'))
+        prefix, regex = results.LOG_CONTRACT['KMEMLEAK_KUNIT_SCANNED']
+        line = prefix + self.render(d['KMEMLEAK_KUNIT_SCANNED'], 'quota_dquot')
+        self.assertEqual(regex.match(line).group(1), 'quota_dquot')
+
+    def test_kmemleak_report_lines_are_the_kernels(self):
+        needs_tree(self)
+        with open(os.path.join(TREE, 'mm', 'kmemleak.c')) as f:
+            text = f.read()
+        self.assertIn('"unreferenced object 0x%08lx (size %zu):\\n"', text)
+        self.assertIn('"  comm \\"%s\\", pid %d, jiffies %lu\\n"', text)
+        self.assertTrue(results._LEAK.match('kmemleak: unreferenced object 0xffff8880 (size 64):'))
+        self.assertTrue(results._LEAK_WHO.match('kmemleak:   comm "x", pid 9, jiffies 99'))
+
+
+class JudgeTest(unittest.TestCase):
+    """The verdicts of the regression proof: a named case must pass without
+    the patch and fail with it; a crash proves only the case it stopped in."""
+
+    def judge(self, baseline, run, expect, may=(), report='', reports=None):
+        base = [(n, st) for n, st in baseline.items()]
+        cases = [{'name': n, 'status': st, 'reports': (reports or {}).get(n, [])}
+                 for n, st in run.items()]
+        return proof.judge(base, cases, expect, may, report)[0]
+
+    ALL_PASS = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'PASS', 's.c': 'PASS'}
+
+    def test_caught_when_named_fail_and_others_pass(self):
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.a.EIO': 'FAIL', 's.a.ENOSPC': 'FAIL'}), ['s.a.*']), 'caught')
+
+    def test_missed_when_a_named_case_passes(self):
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{'s.a.EIO': 'FAIL'}),
+                                    ['s.a.*']), 'MISSED')
+
+    def test_noisy_when_others_fail_too(self):
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.b': 'FAIL', 's.c': 'FAIL'}), ['s.b']), 'NOISY')
+
+    def test_may_fail_is_neither_required_nor_noise(self):
+        self.assertEqual(self.judge(self.ALL_PASS, dict(self.ALL_PASS, **{
+            's.b': 'FAIL', 's.c': 'FAIL'}), ['s.b'], ['s.c', 's.a.*']), 'caught')
+
+    def test_a_named_case_failing_in_the_baseline_is_no_catch(self):
+        baseline = dict(self.ALL_PASS, **{'s.b': 'FAIL'})
+        self.assertEqual(self.judge(baseline, baseline, ['s.b']), 'ERROR')
+
+    def test_crash_in_a_named_case_is_caught_but_said(self):
+        run = {'s.a.EIO': 'PASS', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR', 's.c': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b']), 'caught (crash)')
+
+    def test_a_case_failing_before_the_crash_is_noise(self):
+        run = {'s.a.EIO': 'FAIL', 's.a.ENOSPC': 'PASS', 's.b': 'ERROR', 's.c': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b']), 'NOISY')
+
+    def test_crash_in_an_earlier_unnamed_case_is_no_catch(self):
+        run = {'s.a.EIO': 'PASS', 's.a': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.c']), 'ERROR')
+
+    def test_crash_in_a_named_parameter_is_caught(self):
+        run = {'s.a.EIO': 'PASS', 's.a': 'ERROR'}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.a.ENOSPC']), 'caught (crash)')
+
+    def test_a_glob_for_a_whole_suite_is_refused(self):
+        run = {n: 'FAIL' for n in self.ALL_PASS}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.*']), 'ERROR')
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s']), 'ERROR')
+
+    def test_an_expected_report_must_be_the_reason(self):
+        run = dict(self.ALL_PASS, **{'s.b': 'FAIL'})
+        kasan = {'s.b': ['BUG: KASAN: slab-use-after-free in ocfs2_rename+0x1/0x2']}
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b'], report='BUG: KASAN'),
+                         'MISSED')
+        self.assertEqual(self.judge(self.ALL_PASS, run, ['s.b'], report='BUG: KASAN',
+                                    reports=kasan), 'caught')
+
+    def test_a_glob_that_names_nothing_is_an_error(self):
+        self.assertEqual(self.judge(self.ALL_PASS, self.ALL_PASS, ['s.typo']), 'ERROR')
+
+
+class HeaderTest(unittest.TestCase):
+    """Every regression patch in the repository says what to run and names
+    cases, not whole suites."""
+
+    def test_every_patch_names_cases(self):
+        every = catalogue.regressions(TOP)
+        self.assertTrue(every)
+        for r in every:
+            with self.subTest(patch=r.name):
+                self.assertEqual(r.problems(), [])
+
+    def test_a_patch_outside_the_checkout_logs_under_results(self):
+        r = catalogue.Regression('/elsewhere/../other/x.patch', ['s'], ['s.a'], [], None,
+                                 'default', 'builtin', '')
+        self.assertEqual(r.name, 'x')
+        out = os.path.join(Config(top=TOP).results, 'regressions', r.name)
+        self.assertTrue(os.path.abspath(out).startswith(os.path.join(TOP, 'results') + os.sep))
+
+
+class ModuleNameTest(unittest.TestCase):
+    """With the tests as modules, scripts/modules-check.sh refuses two
+    modules of one name: every test object the series adds is unique."""
+
+    def test_no_two_test_modules_share_a_name(self):
+        import collections
+        names = collections.Counter()
+        for p in catalogue.series_patches(TOP):
+            with open(p) as f:
+                for line in f:
+                    m = re.match(r'^\+obj-\$\(CONFIG_\w*KUNIT\w*\)\s*\+=\s*(\S+)\.o', line)
+                    if m:
+                        names[m.group(1).replace('-', '_')] += 1
+        self.assertTrue(names)
+        self.assertEqual([n for n, k in names.items() if k > 1], [])
+
+    def test_symbol_and_module_are_named_after_a_suite_they_build(self):
+        # style.rst: CONFIG_<SUITE>_KUNIT_TEST, and the module <suite>_kunit
+        checked = 0
+        for p in catalogue.series_patches(TOP):
+            with open(p) as f:
+                text = f.read()
+            for d, body in re.findall(r'^\+\+\+ b/(\S*)/Makefile\n(.*?)(?=^diff |\Z)', text,
+                                      re.M | re.S):
+                objs = dict(re.findall(r'^\+(\S+)-objs\s*:?=\s*(\S+)\.o', body, re.M))
+                for sym, mod in re.findall(r'^\+obj-\$\(CONFIG_(\w+)_KUNIT_TEST\)\s*\+=\s*(\S+)\.o',
+                                           body, re.M):
+                    suite = sym.lower()
+                    self.assertEqual(mod.replace('-', '_'), suite + '_kunit', p)
+                    src = os.path.join(TOP, 'kunit-tests', d, objs[mod] + '.c')
+                    with open(src) as f:
+                        self.assertIn('.name = "%s",' % suite, f.read(), src)
+                    checked += 1
+        self.assertGreaterEqual(checked, 8)
+
+
+class KunitconfigTest(unittest.TestCase):
+    """A directory's .kunitconfig is what developers run there: ours adds to
+    what the kernel's has and never drops a line (ext4's own tests)."""
+
+    def test_every_kunitconfig_keeps_the_kernels_lines(self):
+        needs_tree(self)
+        checked = 0
+        for d, _, files in os.walk(os.path.join(TOP, 'kunit-tests')):
+            if '.kunitconfig' not in files:
+                continue
+            ours = os.path.join(d, '.kunitconfig')
+            rel = os.path.relpath(ours, os.path.join(TOP, 'kunit-tests'))
+            theirs = subprocess.run(['git', '-C', TREE, 'show', 'pristine:' + rel],
+                                    capture_output=True, text=True)
+            if theirs.returncode:
+                continue
+            with open(ours) as f:
+                have = set(f.read().split())
+            self.assertEqual([w for w in theirs.stdout.split() if w not in have], [], rel)
+            checked += 1
+        self.assertGreater(checked, 0)
+
+
+class SeriesTest(unittest.TestCase):
+    """The maintainer groups of make series (patches/covers/)."""
+
+    def test_every_patch_goes_out_in_exactly_one_group(self):
+        entries = catalogue.read_series(TOP)
+        groups = mail.read_covers(entries)
+        numbers = [n for g in groups for n in g['patches']]
+        self.assertEqual(sorted(numbers), sorted(catalogue.number(p) for p, _ in entries))
+
+    def test_fixes_go_first_and_alone(self):
+        groups = mail.read_covers(catalogue.read_series(TOP))
+        kinds = [g['fix'] for g in groups]
+        self.assertEqual(kinds, sorted(kinds, reverse=True))
+        for g in groups:
+            if g['fix']:
+                self.assertEqual(g['needs'], [], g['name'])
+
+    def test_a_patch_in_no_group_is_refused(self):
+        entries = catalogue.read_series(TOP) + [('0099-new-thing.patch', [])]
+        with self.assertRaises(mail.SeriesError) as e:
+            mail.read_covers(entries)
+        self.assertIn('0099', str(e.exception))
+
+    def test_needs_names_every_group_before_in_order(self):
+        groups = mail.read_covers(catalogue.read_series(TOP))
+        by_name = {g['name']: g for g in groups}
+        ocfs2 = mail.closure(by_name['ocfs2'], by_name)
+        # transitively: kunit-fs needs kfence-fix
+        self.assertEqual(ocfs2, by_name['kfence-fix']['patches'] + by_name['kunit-fs']['patches']
+                         + by_name['ocfs2-fixes']['patches'])
+
+    def test_checkpatch_terse_lines_are_read(self):
+        line = './0001-x.patch:12: WARNING:MSLEEP: msleep < 20ms can sleep for up to 20ms'
+        self.assertEqual(mail.FINDING.match(line).groups(),
+                         ('WARNING', 'MSLEEP', 'msleep < 20ms can sleep for up to 20ms'))
+
+
+class PlanTest(unittest.TestCase):
+    """Which regression patches may share a kernel."""
+
+    def plan(self, *items):
+        return proof.plan([(p, files, set(suites)) for p, files, suites in items])
+
+    def test_private_patches_of_different_suites_share(self):
+        self.assertEqual(self.plan(('e4', ['fs/ext4/namei.c'], ['ext4_dquot', 'ext3_dquot']),
+                                   ('j', ['fs/jfs/namei.c'], ['jfs_dquot'])), [['e4', 'j']])
+
+    def test_two_patches_of_one_suite_never_share(self):
+        self.assertEqual(self.plan(('a', ['fs/jfs/namei.c'], ['jfs_dquot']),
+                                   ('b', ['fs/jfs/file.c'], ['jfs_dquot'])), [['a'], ['b']])
+
+    def test_one_glob_covers_a_batch(self):
+        self.assertEqual(proof.cover({'ext4_dquot', 'ext3_dquot', 'jfs_dquot'}), '*_dquot')
+        self.assertEqual(proof.cover({'ext4_dquot', 'udf_super'}), '')
+
+    def test_shared_code_runs_alone(self):
+        self.assertEqual(self.plan(('q', ['fs/quota/dquot.c'], ['quota_dquot']),
+                                   ('j', ['fs/jfs/namei.c'], ['jfs_dquot']),
+                                   ('m', ['mm/page-writeback.c'], ['block_stable_writes'])),
+                         [['q'], ['j'], ['m']])
+
+
+class DocCheckTest(unittest.TestCase):
+    """doccheck on a fake tree."""
+
+    def check(self, page):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, 'fs/jbd2'))
+            os.makedirs(os.path.join(tree, 'include/linux'))
+            with open(os.path.join(tree, 'fs/jbd2/transaction.c'), 'w') as f:
+                f.write('handle_t *jbd2_journal_start(journal_t *j, int n)\n')
+            with open(os.path.join(tree, 'include/linux/jbd2.h'), 'w') as f:
+                f.write('')
+            with open(os.path.join(tree, 'page.rst'), 'w') as f:
+                f.write(page)
+            return doccheck.problems(tree, os.path.join(tree, 'page.rst'))
+
+    def test_a_page_of_jbd2_passes(self):
+        self.assertEqual(self.check('Call jbd2_journal_start().\n\n'
+                                    '.. kernel-doc:: include/linux/jbd2.h\n'), [])
+
+    def test_a_page_of_jbd_fails_and_says_why(self):
+        found = '\n'.join(self.check('Call journal_start().\n\n'
+                                     '.. kernel-doc:: include/linux/jbd.h\n'))
+        self.assertIn('journal_start(), which JBD2 does not have', found)
+        self.assertIn('kernel-doc of include/linux/jbd.h, which does not exist', found)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, text=True, capture_output=True, **kw)
+
+
+class FakeKernel(unittest.TestCase):
+    """A two-file "kernel" in a tarball and a project that patches it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        t = self.tmp.name
+        src = os.path.join(t, 'src', 'linux-source-x')
+        os.makedirs(os.path.join(src, 'fs'))
+        with open(os.path.join(src, 'fs', 'a.c'), 'w') as f:
+            f.write('int a = 1;\n')
+        with open(os.path.join(src, 'fs', 'b.c'), 'w') as f:
+            f.write('int b = 1;\n')
+        sh('tar -C %s/src -cJf %s/linux.tar.xz linux-source-x' % (t, t), check=True)
+        self.proj = os.path.join(t, 'proj')
+        os.makedirs(os.path.join(self.proj, 'patches'))
+        os.makedirs(os.path.join(self.proj, 'kunit-tests', 'fs'))
+        self.patch('0001-a.patch', 'a.c', 'int a = 1;', 'int a = 2;')
+        with open(os.path.join(self.proj, 'patches', 'series'), 'w') as f:
+            f.write('0001-a.patch\n')
+        with open(os.path.join(self.proj, 'kunit-tests', 'fs', 'a_test.c'), 'w') as f:
+            f.write('/* test */\n')
+        self.tree = Tree(os.path.join(t, 'work'), self.proj,
+                         tarball=os.path.join(t, 'linux.tar.xz'), package='linux-source-x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def patch(self, name, path, old, new, where='patches'):
+        p = os.path.join(self.proj, where, name) if where else name
+        with open(p, 'w') as f:
+            f.write('Subject: test\n\ndiff --git a/fs/%s b/fs/%s\n--- a/fs/%s\n+++ b/fs/%s\n'
+                    '@@ -1 +1 @@\n-%s\n+%s\n' % (path, path, path, path, old, new))
+        return p
+
+    def read(self, path):
+        with open(os.path.join(self.tree.path, path)) as f:
+            return f.read()
+
+
+class TreeTest(FakeKernel):
+    """The tree manager on the fake kernel, so it runs in a second."""
+
+    def test_series_and_tests_are_applied(self):
+        self.tree.sync()
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertEqual(self.read('fs/a_test.c'), '/* test */\n')
+
+    def test_patch_that_does_not_apply_names_itself_and_touches_nothing(self):
+        from fskunit.tree import TreeError
+        self.tree.sync()
+        before = os.stat(os.path.join(self.tree.path, 'fs/b.c')).st_mtime_ns
+        bad = self.patch(os.path.join(self.tmp.name, 'bad.patch'), 'b.c', 'int b = 9;', 'x',
+                         where=None)
+        with self.assertRaises(TreeError) as e:
+            self.tree.sync((bad,))
+        self.assertIn('bad.patch does not apply to linux-source-x', str(e.exception))
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
+        self.assertEqual(os.stat(os.path.join(self.tree.path, 'fs/b.c')).st_mtime_ns, before)
+
+    def test_extra_patch_then_restore_is_exact(self):
+        self.tree.sync()
+        extra = self.patch(os.path.join(self.tmp.name, 'x.patch'), 'b.c', 'int b = 1;',
+                           'int b = 3;', where=None)
+        self.tree.sync((extra,))
+        self.assertEqual(self.read('fs/b.c'), 'int b = 3;\n')
+        self.tree.sync()
+        self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
+
+    def test_unchanged_inputs_touch_no_file(self):
+        self.tree.sync()
+        path = os.path.join(self.tree.path, 'fs/a.c')
+        os.utime(path, ns=(1, 1))
+        self.tree.sync()
+        self.assertEqual(os.stat(path).st_mtime_ns, 1)
+
+    def test_half_patched_tree_is_repaired(self):
+        self.tree.sync()
+        with open(os.path.join(self.tree.path, 'fs/a.c'), 'w') as f:
+            f.write('int a = 2; /* half-written\n')
+        with open(os.path.join(self.tree.path, 'fs/a.c.rej'), 'w') as f:
+            f.write('leftover\n')
+        open(os.path.join(self.tree.path, '.git', 'index.lock'), 'w').close()
+        self.tree.sync()
+        self.assertEqual(self.read('fs/a.c'), 'int a = 2;\n')
+        self.assertFalse(os.path.exists(os.path.join(self.tree.path, 'fs/a.c.rej')))
+
+
+class GateTest(FakeKernel):
+    """The warning gate compiles each touched file with its build's own
+    command line, against the pristine version."""
+
+    LABEL = 'int f(int x)\n{\n\tif (x)\n\t\treturn 1;\nout:\n\treturn 0;\n}\n'
+    CLEAN = 'int f(int x)\n{\n\tif (x)\n\t\treturn 1;\n\treturn 0;\n}\n'
+
+    def gate(self, pristine, series):
+        self.patch('0001-a.patch', 'a.c', 'int a = 1;', 'int a = 2;')
+        self.tree.sync()
+        path = os.path.join(self.tree.path, 'fs', 'b.c')
+        # b.c as pristine has it, then as the series changes it
+        with open(path, 'w') as f:
+            f.write(pristine)
+        self.tree.git('add', '-f', 'fs/b.c')
+        self.tree.git('commit', '-q', '-m', 'pristine b.c')
+        self.tree.git('tag', '-f', 'pristine')
+        with open(path, 'w') as f:
+            f.write(series)
+        self.tree.git('commit', '-q', '-a', '-m', 'series')
+        build = os.path.join(self.tmp.name, 'build')
+        os.makedirs(os.path.join(build, 'fs'))
+        with open(os.path.join(build, 'fs', '.b.o.cmd'), 'w') as f:
+            f.write('savedcmd_fs/b.o := gcc -Wp,-MMD,fs/.b.o.d -Wall -c -o fs/b.o %s\n' % path)
+        return gate.check_files(self.tree, build, os.path.join(self.tmp.name, 'cc'),
+                                gate.touched(self.tree), w1=False)
+
+    def test_a_label_the_series_leaves_unused_fails_the_gate(self):
+        new = self.gate(self.CLEAN, self.LABEL)
+        self.assertEqual(len(new), 1, new)
+        self.assertRegex(new[0], r"^fs/b\.c: label .out. defined but not used \[-Wunused-label\]")
+
+    def test_a_warning_pristine_has_already_is_not_the_series(self):
+        self.assertEqual(self.gate(self.LABEL, self.LABEL.replace('return 1', 'return 2')), [])
+
+    def test_a_clean_file_passes(self):
+        self.assertEqual(self.gate(self.LABEL, self.CLEAN), [])
+
+
+class TimingTest(unittest.TestCase):
+    """QEMU's time-out: measured on this machine, or the reference, with room."""
+
+    def test_unmeasured_runs_get_the_reference_with_a_generous_factor(self):
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w, profile='debug')
+            self.assertEqual(timing.timeout(cfg, ['quota_dquot']),
+                             cfg.reference_seconds * timing.UNMEASURED_FACTOR)
+            # a slow machine (SLOWDOWN) is no slower in what it was told
+            self.assertEqual(timing.timeout(cfg.with_(slowdown=4), ['quota_dquot']),
+                             cfg.reference_seconds * timing.UNMEASURED_FACTOR)
+            self.assertEqual(timing.timeout(cfg.with_(timeout=77), []), 77)
+
+    def test_measured_suites_scale_what_this_machine_took(self):
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w)
+            timing.record(cfg, ['[    2.000000] KTAP version 1',
+                                '[    2.100000]     # Subtest: big_suite',
+                                '[   62.100000] ok 1 big_suite',
+                                '[   62.200000]     # Subtest: small_suite',
+                                '[   63.200000] ok 2 small_suite'])
+            self.assertEqual(timing.timeout(cfg, ['big_suite']),
+                             int((2.0 + 0.2 + 60.0) * timing.FACTOR))  # boot, unaccounted, suite
+            self.assertEqual(timing.timeout(cfg, ['small_suite']), timing.FLOOR)
+            self.assertEqual(timing.timeout(cfg, ['never_measured']),
+                             cfg.reference_seconds * timing.UNMEASURED_FACTOR)
+
+
+if __name__ == '__main__':
+    result = unittest.main(exit=False, verbosity=2).result
+    failed = len(result.failures) + len(result.errors)
+    skipped = len(result.skipped)
+    print('%d passed, %d failed, %d skipped' % (result.testsRun - failed - skipped, failed,
+                                                skipped))
+    sys.exit(1 if failed else 0)
