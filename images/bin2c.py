@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn filesystem images into C tables of their non-zero byte runs.
+"""Turn filesystem images into C data: xz streams, which the fixtures
+decompress with the kernel's own xz decoder.
 
-A 2 MiB ext4 image is almost all zeros; its non-zero runs are a few KiB, small
-enough to live in a patch, so the images travel with the series and
-kunit.py run --kunitconfig=fs/quota needs nothing from this repository.
-A variant of an image (SYM=IMAGE@BASE) is stored as BASE plus the runs where
-it differs, so an edit of a few bytes costs a few bytes.  Runs closer than
-GAP bytes are merged to keep the tables short.
+A 16 MiB jfs image is almost all zeros and its metadata compresses well:
+xz makes it 4 KiB, small enough to live in a patch, so the images travel
+with the series and kunit.py run --kunitconfig=fs/quota needs nothing from
+this repository.  A variant of an image (SYM=IMAGE@BASE) is stored as BASE
+plus the runs where it differs, so an edit of a few bytes costs a few bytes.
+Runs closer than GAP bytes are merged to keep the tables short.  The
+compression is deterministic (one preset, CRC32, no filters the kernel's
+decoder lacks), so make-all.sh --check can compare byte for byte.
 
 usage: bin2c.py 'how they were made' SYM=IMAGE[@BASESYM] ... > out.h
 """
+import lzma
 import sys
 import textwrap
 
@@ -34,22 +38,33 @@ def runs(data, base=None):
         yield start, data[start:end]
 
 
+def array(name, data):
+    out = ['static const u8 %s[] = {' % name]
+    for j in range(0, len(data), 12):
+        out.append('\t' + ' '.join('0x%02x,' % b for b in data[j:j + 12]))
+    return out + ['};', '']
+
+
+def xz(data):
+    return lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+                         filters=[{'id': lzma.FILTER_LZMA2, 'preset': 9 | lzma.PRESET_EXTREME}])
+
+
 def table(sym, data, base_sym=None, base=None):
     out, rows = [], []
-    for k, (off, chunk) in enumerate(runs(data, base)):
-        name = '%s_run%d' % (sym, k)
-        out.append('static const u8 %s[] = {' % name)
-        for j in range(0, len(chunk), 12):
-            out.append('\t' + ' '.join('0x%02x,' % b for b in chunk[j:j + 12]))
-        out += ['};', '']
-        rows.append('\tFS_KUNIT_RUN(0x%x, %s),' % (off, name))
-    out.append('static const struct fs_kunit_run %s_runs[] = {' % sym)
-    out += rows + ['};', '', 'static const struct fs_kunit_image %s = {' % sym]
     if base_sym:
-        out.append('\t.base = &%s,' % base_sym)
-    out += ['\t.size = %d,' % len(data), '\t.runs = %s_runs,' % sym,
-            '\t.nr_runs = ARRAY_SIZE(%s_runs),' % sym, '};', '']
-    return out
+        for k, (off, chunk) in enumerate(runs(data, base)):
+            out += array('%s_run%d' % (sym, k), chunk)
+            rows.append('\tFS_KUNIT_RUN(0x%x, %s_run%d),' % (off, sym, k))
+        out.append('static const struct fs_kunit_run %s_runs[] = {' % sym)
+        out += rows + ['};', '', 'static const struct fs_kunit_image %s = {' % sym,
+                       '\t.base = &%s,' % base_sym, '\t.size = %d,' % len(data),
+                       '\t.runs = %s_runs,' % sym, '\t.nr_runs = ARRAY_SIZE(%s_runs),' % sym]
+    else:
+        out += array('%s_xz' % sym, xz(data))
+        out += ['static const struct fs_kunit_image %s = {' % sym, '\t.size = %d,' % len(data),
+                '\t.xz = %s_xz,' % sym, '\t.xz_len = sizeof(%s_xz),' % sym]
+    return out + ['};', '']
 
 
 def main():

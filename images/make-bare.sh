@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The images of the reiserfs, jfs and ocfs2 quota suites: a bare mkfs of
-# 16 MiB (the RAM disk size of CONFIG_BLK_DEV_RAM_SIZE in their .kunitconfig;
-# jfs needs at least that).  Their mkfs cannot copy a tree in, so the
+# The images of the reiserfs, jfs and ocfs2 quota suites: a bare mkfs, each
+# as small as its mkfs allows (the test's RAM disk is the image's size):
+# jfs 16 MiB, its minimum; reiserfs 5 MiB, its 1025-block journal and a
+# little (mkreiserfs refuses 4); ocfs2 7 MiB, its 4 MiB journal and
+# system files (mkfs.ocfs2 refuses 6.5).  Their mkfs cannot copy a tree in, so the
 # namespace fixture (fs/kunit_fs_ns.c) makes the objects at mount time.
 #
 # usage: make-bare.sh reiserfs|jfs|ocfs2 OUT
@@ -23,7 +25,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -shared -fPIC -O2 -o "$tmp/fixed-random.so" "$here/fixed-random.c" -ldl
 rm -f "$out"
-truncate -s 16M "$out"
+case $type in reiserfs) size=5M ;; ocfs2) size=7M ;; *) size=16M ;; esac
+truncate -s "$size" "$out"
 frozen() {
 	# shellcheck disable=SC2016
 	setarch "$(uname -m)" -R faketime -f '2020-01-01 00:00:00' \

@@ -183,7 +183,7 @@ static struct kunit_case stable_writes_kunit_cases[] = {
 
 static struct kunit_suite stable_writes_kunit_suite = {
 	.name = "block_stable_writes",
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = stable_writes_kunit_cases,
 };
 

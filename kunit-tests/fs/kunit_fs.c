@@ -22,12 +22,13 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/xz.h>
 
 /*
- * Kernels with kmemleak: blame a leak on the case that made it.  kmemleak
- * names the pid that allocated each leaked object, and every case runs in a
- * thread of its own, so a case says which pid it has; fs_kunit_leak_scan()
- * then has kmemleak look for leaks (kmemleak.verbose=1 prints each one).
+ * Kernels with kmemleak: every case runs in a thread of its own, and says
+ * which pid it has, so that each leak the suite's last scans print
+ * (kmemleak_kunit_suite_exit(), with kmemleak.verbose=1) can be blamed on
+ * the case that made it.
  */
 static void fs_kunit_leak_mark(struct kunit *test)
 {
@@ -36,38 +37,8 @@ static void fs_kunit_leak_mark(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK) || marked == current->pid)
 		return;
 	marked = current->pid;
-	kunit_info(test, "kmemleak: case pid %d, jiffies %lu", current->pid, jiffies);
+	kunit_info(test, KMEMLEAK_KUNIT_CASE, current->pid, jiffies);
 }
-
-/**
- * fs_kunit_leak_scan() - kmemleak scans, for a suite's ->suite_exit()
- * @suite: the suite that ended
- *
- * kmemleak reports an object only when it is five seconds old at the start
- * of a scan and its contents were the same in the scan before (a first
- * scan only records them), so a leak of the suite's last case needs two
- * scans, the second five seconds after the case.  Without kmemleak (or with
- * kmemleak turned off at boot) this does nothing.
- */
-void fs_kunit_leak_scan(struct kunit_suite *suite)
-{
-	unsigned long old_enough = jiffies + msecs_to_jiffies(5500);
-	int err;
-
-	if (!IS_ENABLED(CONFIG_DEBUG_KMEMLEAK))
-		return;
-	err = kmemleak_scan_for_kunit();
-	if (!err) {
-		if (time_before(jiffies, old_enough))
-			schedule_timeout_uninterruptible(old_enough - jiffies);
-		err = kmemleak_scan_for_kunit();
-	}
-	if (err)
-		pr_warn("%s: no kmemleak scan: %pe\n", suite->name, ERR_PTR(err));
-	else
-		pr_info("%s: kmemleak scan done\n", suite->name);
-}
-EXPORT_SYMBOL_IF_KUNIT(fs_kunit_leak_scan);
 
 KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_kvfree, kvfree, const void *);
 
@@ -133,21 +104,31 @@ static const struct block_device_operations fs_kunit_disk_ops = {
 static int fs_kunit_holder;
 
 /*
- * Open the disk exclusively.  A mount dropped from a kernel thread is torn
- * down later by a work item, so the device may still be claimed by the
- * filesystem for a moment: wait for it, within reason.
+ * How long a filesystem may keep the device after its unmount was asked
+ * for.  A mount dropped from a kernel thread is torn down by a work item
+ * (delayed_mntput_work), which lets go of the device within milliseconds
+ * here; a wait over a second is logged.  The limit only bounds a device
+ * that is never released, so it is generous enough for a machine many
+ * times slower than ours.
  */
+#define FS_KUNIT_RELEASE_TIMEOUT_MS	60000
+
+/* Open the disk exclusively, once the filesystem has let go of it. */
 static struct file *fs_kunit_open_device(struct fs_kunit_disk *d, blk_mode_t mode)
 {
+	unsigned long start = jiffies;
 	struct file *file;
-	int i;
 
-	for (i = 0; i < 500; i++) {
+	for (;;) {
 		file = bdev_file_open_by_dev(disk_devt(d->disk), mode, &fs_kunit_holder, NULL);
-		if (PTR_ERR_OR_ZERO(file) != -EBUSY)
+		if (PTR_ERR_OR_ZERO(file) != -EBUSY ||
+		    time_after(jiffies, start + msecs_to_jiffies(FS_KUNIT_RELEASE_TIMEOUT_MS)))
 			break;
 		msleep(20);
 	}
+	if (time_after(jiffies, start + HZ))
+		pr_info("fs_kunit: %s released after %u ms\n", d->path,
+			jiffies_to_msecs(jiffies - start));
 	return file;
 }
 
@@ -270,14 +251,37 @@ static void fs_kunit_add_disk(struct kunit *test, struct fs_kunit_disk *d, u32 s
 	fs_kunit_find_node(test, d);
 }
 
-static void fs_kunit_apply_runs(u8 *buf, const struct fs_kunit_image *image)
+/* An xz stream into @buf, exactly @size bytes of it. */
+static int fs_kunit_unxz(u8 *buf, u32 size, const u8 *in, u32 len)
+{
+	struct xz_buf b = { .in = in, .in_size = len, .out = buf, .out_size = size };
+	struct xz_dec *xz;
+	enum xz_ret ret;
+
+	/* Single-call mode: no dictionary, the output buffer is the window. */
+	xz = xz_dec_init(XZ_SINGLE, 0);
+	if (!xz)
+		return -ENOMEM;
+	ret = xz_dec_run(xz, &b);
+	xz_dec_end(xz);
+	return ret == XZ_STREAM_END && b.out_pos == size ? 0 : -EINVAL;
+}
+
+/* @image's bytes into @buf, zeroed, of @image->size bytes. */
+static int fs_kunit_unpack(u8 *buf, const struct fs_kunit_image *image)
 {
 	unsigned int i;
+	int err = 0;
 
 	if (image->base)
-		fs_kunit_apply_runs(buf, image->base);
+		err = fs_kunit_unpack(buf, image->base);
+	else if (image->xz)
+		err = fs_kunit_unxz(buf, image->size, image->xz, image->xz_len);
+	if (err)
+		return err;
 	for (i = 0; i < image->nr_runs; i++)
 		memcpy(buf + image->runs[i].offset, image->runs[i].data, image->runs[i].len);
+	return 0;
 }
 
 /**
@@ -310,7 +314,7 @@ int fs_kunit_write_image(struct kunit *test, const struct fs_kunit_image *image)
 	ret = sync_blockdev(file_bdev(file));
 	if (!ret) {
 		memset(d->data, 0, d->size);
-		fs_kunit_apply_runs(d->data, image);
+		ret = fs_kunit_unpack(d->data, image);
 		invalidate_bdev(file_bdev(file));
 	}
 	/* bdev_fput() lets go of the claim now, not when the file is freed. */
@@ -360,7 +364,7 @@ u8 *fs_kunit_image_bytes(struct kunit *test, const struct fs_kunit_image *image)
 {
 	u8 *buf = fs_kunit_kvzalloc(test, image->size);
 
-	fs_kunit_apply_runs(buf, image);
+	KUNIT_ASSERT_EQ_MSG(test, fs_kunit_unpack(buf, image), 0, "a corrupt image");
 	return buf;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_image_bytes);
@@ -429,7 +433,8 @@ static void fs_kunit_unmount_action(void *data)
 	kunit_put_resource(res);
 	file = fs_kunit_open_device(d, BLK_OPEN_READ);
 	if (IS_ERR(file))
-		KUNIT_FAIL(test, "%s still busy 10 s after unmount: %pe", d->path, file);
+		KUNIT_FAIL(test, "%s still busy %d s after unmount: %pe", d->path,
+			   FS_KUNIT_RELEASE_TIMEOUT_MS / 1000, file);
 	else
 		bdev_fput(file);
 }

@@ -55,7 +55,7 @@ static struct kunit_case ext2_kunit_cases[] = {
 static struct kunit_suite ext2_kunit_suite = {
 	.name = "ext2_dquot",
 	.init = ext2_kunit_init,
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = ext2_kunit_cases,
 };
 

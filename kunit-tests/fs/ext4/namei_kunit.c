@@ -71,7 +71,7 @@ static struct kunit_case ext4_kunit_cases[] = {
 static struct kunit_suite ext4_kunit_suite = {
 	.name = "ext4_dquot",
 	.init = ext4_kunit_init,
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = ext4_kunit_cases,
 };
 
@@ -145,7 +145,7 @@ static struct kunit_case ext3_kunit_cases[] = {
 
 static struct kunit_suite ext3_kunit_suite = {
 	.name = "ext3_on_ext4",
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = ext3_kunit_cases,
 };
 
@@ -197,7 +197,7 @@ static struct kunit_case ext4_project_kunit_cases[] = {
 
 static struct kunit_suite ext4_project_kunit_suite = {
 	.name = "ext4_project_dquot",
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = ext4_project_kunit_cases,
 };
 

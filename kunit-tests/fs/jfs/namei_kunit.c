@@ -54,7 +54,7 @@ static struct kunit_case jfs_kunit_cases[] = {
 static struct kunit_suite jfs_kunit_suite = {
 	.name = "jfs_dquot",
 	.init = jfs_kunit_init,
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = jfs_kunit_cases,
 };
 

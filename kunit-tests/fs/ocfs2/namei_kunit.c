@@ -269,7 +269,7 @@ static struct kunit_case ocfs2_kunit_cases[] = {
 static struct kunit_suite ocfs2_kunit_suite = {
 	.name = "ocfs2_dquot",
 	.init = ocfs2_kunit_init,
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = ocfs2_kunit_cases,
 };
 

@@ -412,7 +412,7 @@ static struct kunit_case dquot_kunit_cases[] = {
 
 static struct kunit_suite dquot_kunit_suite = {
 	.name = "quota_dquot",
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.init = dquot_kunit_init,
 	.exit = dquot_kunit_exit,
 	.test_cases = dquot_kunit_cases,

@@ -51,7 +51,7 @@ static struct kunit_case reiserfs_kunit_cases[] = {
 static struct kunit_suite reiserfs_kunit_suite = {
 	.name = "reiserfs_dquot",
 	.init = reiserfs_kunit_init,
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = reiserfs_kunit_cases,
 };
 

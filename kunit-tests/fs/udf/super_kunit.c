@@ -231,7 +231,7 @@ static struct kunit_case udf_kunit_cases[] = {
 
 static struct kunit_suite udf_kunit_suite = {
 	.name = "udf_super",
-	.suite_exit = fs_kunit_leak_scan,
+	.suite_exit = kmemleak_kunit_suite_exit,
 	.test_cases = udf_kunit_cases,
 };
 

@@ -5,16 +5,18 @@
  *
  * Every helper registers its own cleanup with the test, so a failed
  * assertion never leaves a mount, a device claim or a stubbed superblock
- * behind for the next case.
+ * behind for the next case.  Each case marks its thread for kmemleak when it
+ * writes its image; a suite that looks for the leaks of its cases ends with
+ * kmemleak_kunit_suite_exit() as its ->suite_exit().
  */
 #ifndef _KUNIT_FS_H
 #define _KUNIT_FS_H
 
 #include <linux/fs.h>
+#include <linux/kmemleak.h>
 #include <linux/quota.h>
 
 struct kunit;
-struct kunit_suite;
 struct vfsmount;
 struct super_block;
 struct dentry;
@@ -34,15 +36,20 @@ struct fs_kunit_run {
 #define FS_KUNIT_RUN(off, array) { .offset = (off), .len = sizeof(array), .data = (array) }
 
 /**
- * struct fs_kunit_image - a filesystem image, as runs of bytes
+ * struct fs_kunit_image - a filesystem image, compressed or as edits of another
  * @base: NULL, or the image this one is a variant of (a few bytes edited)
  * @size: the image's size in bytes
- * @runs: the runs; every byte no run covers is zero, or @base's byte
+ * @xz: without @base: the image as an xz stream (CRC32, LZMA2 only), or NULL
+ *	for an image of zeroes and @runs
+ * @xz_len: its length in bytes
+ * @runs: bytes written over @base, the stream or zeroes: (offset, bytes) runs
  * @nr_runs: how many runs
  */
 struct fs_kunit_image {
 	const struct fs_kunit_image *base;
 	u32 size;
+	const u8 *xz;
+	u32 xz_len;
 	const struct fs_kunit_run *runs;
 	unsigned int nr_runs;
 };
@@ -61,7 +68,6 @@ struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const char *options);
 void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt);
 void fs_kunit_set_stable_writes(struct kunit *test, bool stable);
-void fs_kunit_leak_scan(struct kunit_suite *suite);
 struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir,
 			       const char *name);
 
