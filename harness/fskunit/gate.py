@@ -21,11 +21,15 @@ import shlex
 import subprocess
 import tempfile
 
+class GateError(Exception):
+    """The gate could not compile what it checks: it has checked nothing."""
+
+
 # "path:line:col: warning: text [-Wflag]"
 _WARNING = re.compile(r'^(?P<file>[^:\s]+):\d+:(?:\d+:)? warning: (?P<text>.*)$')
 
 
-def _cmd(build_dir, obj):
+def command(build_dir, obj):
     """kbuild's command line for @obj (relative to the build directory)."""
     d, base = os.path.split(obj)
     try:
@@ -57,10 +61,14 @@ def warnings(text, tree_path, rename=None):
     return out
 
 
-def compile_with(build_dir, cmd, obj, source, replacement, env):
-    """Run kbuild's @cmd for @obj, reading @replacement instead of @source
-    and writing nothing of the build's; its diagnostics."""
+def compile_with(build_dir, cmd, source, replacement, env, extra=()):
+    """Run kbuild's @cmd, reading @replacement instead of @source (with
+    @extra options before it) and writing nothing of the build's; its
+    diagnostics."""
     args = shlex.split(cmd)
+    # Only the compiler: kbuild runs objtool after it (" ; ./tools/objtool/...").
+    if ';' in args:
+        args = args[:args.index(';')]
     with tempfile.TemporaryDirectory() as tmp:
         out = []
         skip = False
@@ -74,10 +82,16 @@ def compile_with(build_dir, cmd, obj, source, replacement, env):
             elif a.startswith('-Wp,-MMD,'):
                 out.append('-Wp,-MMD,' + os.path.join(tmp, 'x.d'))
             elif os.path.normpath(os.path.join(build_dir, a)) == os.path.normpath(source):
-                out.append(replacement)
+                out += list(extra) + [replacement]
             else:
                 out.append(a)
         r = subprocess.run(out, cwd=build_dir, capture_output=True, text=True, env=env)
+    if r.returncode and ' error: ' not in r.stdout + r.stderr:
+        raise GateError('%s: the compiler failed without an error message (exit %d)'
+                        % (replacement, r.returncode))
+    if re.search(r'^(gcc|cc1|ccache): (fatal )?error: ', r.stderr, re.M):
+        # The command line itself is wrong: nothing was compiled, nothing checked.
+        raise GateError('%s: %s' % (replacement, r.stderr.strip().splitlines()[0]))
     return r.stdout + r.stderr
 
 
@@ -102,11 +116,11 @@ def check_files(tree, build_dir, ccache_dir, files, w1=True):
         if not path.endswith('.c'):
             continue
         obj = path[:-2] + '.o'
-        cmd = _cmd(build_dir, obj)
+        cmd = command(build_dir, obj)
         if cmd is None:
             continue  # not part of this configuration
         source = os.path.join(tree.path, path)
-        have = warnings(compile_with(build_dir, cmd, obj, source, source, env), tree.path)
+        have = warnings(compile_with(build_dir, cmd, source, source, env), tree.path)
         had = set()
         if status == 'M':
             d, base = os.path.split(source)
@@ -114,7 +128,7 @@ def check_files(tree, build_dir, ccache_dir, files, w1=True):
             with open(old, 'w') as f:
                 f.write(tree.git('show', 'pristine:' + path).stdout)
             try:
-                had = warnings(compile_with(build_dir, cmd, obj, source, old, env), tree.path,
+                had = warnings(compile_with(build_dir, cmd, source, old, env), tree.path,
                                {_normal(tree.path, old): path})
             finally:
                 os.unlink(old)

@@ -65,7 +65,10 @@ def step(cfg, tree):
             mine = {p: so_far[p] for p in so_far}
         else:
             mine = {p: gate.touched(tree, 'pristine', 'HEAD').get(p, s) for p, s in mine.items()}
-        new = gate.check_files(tree, build, cfg.ccache_dir, mine)
+        try:
+            new = gate.check_files(tree, build, cfg.ccache_dir, mine)
+        except gate.GateError as e:
+            new = ['the warning gate could not compile: %s' % e]
     with open(steps, 'a') as f:
         f.write(json.dumps({'subject': subject, 'rc': rc, 'new': new, 'log': log,
                             'seconds': round(time.monotonic() - t)}) + '\n')
