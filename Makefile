@@ -19,15 +19,16 @@
 #   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
 #   PATCHES        make regressions: only these patches (globs, space-separated)
 #   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
+#   MUTANTS        make mutants: sample (mutants/sample), or globs of mutant keys
 
 WORKDIR ?= /var/tmp/fs-kunit
 export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
-	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW
+	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS
 
 FSKUNIT := PYTHONPATH=harness PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m fskunit
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series series-build counts bench alone clean distclean
+	series series-build counts bench alone mutants coverage clean distclean
 
 # The packages' time (deps.sh) is the first phase make run and make check print.
 run:
@@ -89,6 +90,17 @@ counts:
 # a quarter of a core), BEFORE=<revision> for a column of figures before.
 bench: deps
 	$(FSKUNIT) bench
+
+# Mutation analysis of the guarded functions (mutants/scope): every mutant
+# compiled into one kernel per profile, each judged by a boot of its suites;
+# results/mutants.md and results/mutants.json.
+mutants: deps
+	$(FSKUNIT) mutants
+
+# Line and branch coverage of the guarded functions (gcov, PROFILE=coverage):
+# results/coverage/summary.txt and results/coverage/html/.
+coverage: deps
+	$(FSKUNIT) coverage
 
 # Every test directory's own .kunitconfig, one after another (DIRS= to choose).
 alone: deps

@@ -8,10 +8,10 @@
 # - nokaslr keeps runs and oops addresses comparable;
 # - TCG is asked for explicitly: /dev/kvm exists on our machines but guests
 #   stall under it. KUNIT_QEMU_ACCEL=kvm opts back in;
-# - MODE=modules (harness/run.py): the initramfs's init powers off when it is
-#   done.  kunit.py appends kunit_shutdown=reboot, which would restart the
-#   kernel as soon as its built-in tests (there are none) ran; after '--' it
-#   goes to init instead, which ignores it.
+# - with an initramfs (MODE=modules, make coverage: the harness sets
+#   FS_KUNIT_INIT), its /init ends QEMU when it is done.  kunit.py appends
+#   kunit_shutdown=reboot, which would restart the kernel as soon as its
+#   built-in tests ran; after '--' it goes to init instead, which ignores it.
 import os
 
 from ..qemu_config import QemuArchParams
@@ -23,6 +23,6 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr' +
-			   (' --' if os.environ.get('MODE') == 'modules' else ''),
+			   (' --' if os.environ.get('FS_KUNIT_INIT') else ''),
 			   extra_qemu_params=['-bios', 'qboot.rom',
 					      '-accel', os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'])

@@ -12,6 +12,9 @@
     alone [DIRS...]    make alone: each test directory's .kunitconfig
     tree               make tree: the kernel tree, synced
     bench              make bench (REPEAT, COLD=1, CHECK=1|empty, BEFORE=rev)
+    mutants            make mutants (MUTANTS=sample|globs of keys)
+    mutants-sample     mutants/sample from the last full make mutants
+    coverage           make coverage: gcov of the guarded functions
     test               make test-harness
 
 Settings come from the environment, as make passes them (README's table),
@@ -20,7 +23,8 @@ and are read once, into a Config."""
 import os
 import sys
 
-from . import (alone, bench, check, counts, newregression, proof, series, seriesbuild)
+from . import (alone, bench, check, counts, coverage, mutants, newregression, proof, series,
+               seriesbuild)
 from .config import Config, ConfigError
 from .counts import CountsError
 from .newregression import RegressionError
@@ -115,6 +119,31 @@ def cmd_bench(cfg, args):
     return bench.main(cfg)
 
 
+def cmd_mutants(cfg, args):
+    select = os.environ.get('MUTANTS', '').strip()
+    with Workspace(cfg) as ws:
+        ms, problems = mutants.main(ws, cfg.with_(profile='default', mode='builtin', alone='',
+                                                  filter='', extra_patches=()), select)
+    for p in problems:
+        print('mutants: error: ' + p, file=sys.stderr)
+    detected, judged = mutants.score(ms)
+    print('%d passed, %d failed, %d skipped' % (detected, judged - detected + len(problems),
+                                                 len(ms) - judged))
+    return 1 if problems else 0
+
+
+def cmd_mutants_sample(cfg, args):
+    chosen = mutants.write_sample(cfg.top, os.path.join(cfg.top, 'results', 'mutants.json'))
+    print('mutants/sample: %d mutants, %d of them former survivors'
+          % (len(chosen), sum(1 for why in chosen.values() if why)))
+    return 0
+
+
+def cmd_coverage(cfg, args):
+    with Workspace(cfg) as ws:
+        return coverage.main(ws, cfg)
+
+
 def cmd_tree(cfg, args):
     with Workspace(cfg) as ws:
         print(ws.sync())
@@ -133,7 +162,8 @@ COMMANDS = {
     'run': cmd_run, 'check': cmd_check, 'regressions': cmd_regressions, 'prove': cmd_prove,
     'regression': cmd_regression, 'series': cmd_series, 'series-build': cmd_series_build,
     'series-build-step': cmd_series_build_step, 'counts': cmd_counts, 'alone': cmd_alone,
-    'tree': cmd_tree, 'test': cmd_test, 'bench': cmd_bench,
+    'tree': cmd_tree, 'test': cmd_test, 'bench': cmd_bench, 'mutants': cmd_mutants,
+    'coverage': cmd_coverage, 'mutants-sample': cmd_mutants_sample,
 }
 
 

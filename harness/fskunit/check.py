@@ -13,7 +13,7 @@ import time
 import traceback
 import unittest
 
-from . import counts, doccheck, proof, series, seriesbuild
+from . import counts, doccheck, mutants, proof, series, seriesbuild
 from .workspace import RunError, report
 
 
@@ -79,6 +79,19 @@ def count_check(ws, cfg):
     return counts.main(cfg) + (0,)
 
 
+def mutant_sample(ws, cfg):
+    """MUTANTS=sample: every mutant of mutants/sample must still be killed
+    (or time out), and no equivalent one may be."""
+    ms, problems = mutants.main(ws, cfg, 'sample')
+    for p in problems:
+        print('mutants: error: ' + p)
+    survivors = [m for m in ms if m.verdict == 'SURVIVED']
+    for m in survivors:
+        print('mutants: %s SURVIVED (%s): a case no longer catches it' % (m.key, m.detail))
+    passed = sum(1 for m in ms if m.verdict in ('KILLED', 'TIMEOUT', 'EQUIVALENT'))
+    return passed, len(survivors) + len(problems), sum(1 for m in ms if m.verdict == 'NOT-BUILT')
+
+
 def images(ws, cfg):
     """images/make-all.sh --check: its last line is its tally."""
     r = subprocess.run([os.path.join(cfg.top, 'images', 'make-all.sh'), '--check',
@@ -117,6 +130,10 @@ STEPS = [
     # and the rest (a report fails its case), and the bugs only they can see.
     ('debug-suite', suite, dict(profile='debug', mode='builtin', alone='')),
     ('debug-regressions', regressions, dict(profile='debug', mode='builtin', alone='')),
+    # Mutation analysis, a fixed sample (mutants/sample): the former survivors
+    # and two mutants of every guarded file are still caught.  make mutants
+    # runs them all.
+    ('mutants', mutant_sample, dict(profile='default', mode='builtin', alone='')),
 ]
 
 

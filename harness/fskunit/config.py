@@ -25,6 +25,10 @@ PROFILES: Dict[str, dict] = {
     # Our suites beside every upstream test the configuration allows.
     'alltests': {'fragments': ('kunitconfig.alltests',), 'kernel_args': (),
                  'reference_seconds': 60},
+    # make coverage: gcov for the guarded files (make_options), whose data an
+    # init writes to the console after the suites (harness/coverage-init.sh).
+    'coverage': {'fragments': ('kunitconfig.coverage',), 'kernel_args': (),
+                 'reference_seconds': 60, 'init': 'coverage-init.sh', 'gcov': True},
 }
 MODES = ('builtin', 'modules')
 # MODE=modules: every test loaded, unloaded and loaded again by an initramfs.
@@ -55,6 +59,10 @@ class Config:
     accel: str = 'tcg'
     results_dir: Optional[str] = None      # None: results/<profile>/<mode>/...
     top: str = TOP
+    # A build of the same configuration from another tree (the mutant
+    # schemata), or a directory that only boots another's kernel (a lane
+    # of make mutants): its own build directory, beside the profile's.
+    variant: str = ''
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -118,7 +126,8 @@ class Config:
     def suffix(self):
         return (('' if self.profile == 'default' else '-' + self.profile) +
                 ('' if self.mode == 'builtin' else '-' + self.mode) +
-                ('-alone-' + self.alone.replace('/', '-') if self.alone else ''))
+                ('-alone-' + self.alone.replace('/', '-') if self.alone else '') +
+                ('-' + self.variant if self.variant else ''))
 
     @property
     def build_dir(self):
@@ -136,6 +145,27 @@ class Config:
     @property
     def initramfs(self):
         return os.path.join(self.build_dir, 'fs-kunit-modules.cpio')
+
+    @property
+    def init(self):
+        """The initramfs's /init (harness/), or None: the kernel halts after
+        its built-in suites."""
+        if self.mode == 'modules':
+            return os.path.join(self.top, 'harness', 'modules-init.sh')
+        name = PROFILES[self.profile].get('init')
+        return os.path.join(self.top, 'harness', name) if name else None
+
+    @property
+    def make_options(self):
+        """What make is told beside the configuration: gcov for the objects
+        of the guarded files (mutants/scope) in PROFILE=coverage.  kbuild
+        matches GCOV_PROFILE_<name>.o by the object's name alone, so a
+        super.o elsewhere is profiled too; the report keeps to the scope."""
+        if not PROFILES[self.profile].get('gcov'):
+            return ()
+        from . import csource
+        stems = sorted({os.path.basename(s.path)[:-2] for s in csource.scope(self.top)})
+        return tuple('GCOV_PROFILE_%s.o=y' % s for s in stems)
 
     @property
     def qemu_config(self):

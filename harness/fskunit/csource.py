@@ -41,6 +41,7 @@ class ScopeFile:
     path: str               # in the kernel tree
     functions: List[str]
     suites: str             # a kunit.py filter glob
+    mutate: str             # which lines the operators touch (mutants._slice)
 
 
 def scope(top):
@@ -48,7 +49,8 @@ def scope(top):
     parser = configparser.ConfigParser(interpolation=None)
     with open(os.path.join(top, 'mutants', 'scope')) as f:
         parser.read_file(f)
-    return [ScopeFile(s, parser[s]['functions'].split(), parser[s]['suites'].strip())
+    return [ScopeFile(s, parser[s]['functions'].split(), parser[s]['suites'].strip(),
+                      parser[s].get('mutate', 'all').strip())
             for s in parser.sections()]
 
 

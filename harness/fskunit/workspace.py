@@ -164,7 +164,7 @@ class Workspace:
         if args[0] == 'exec':
             cmd += ['--kernel_args=' + a for a in cfg.kernel_args]
             extra = list(qemu_args)
-            if cfg.mode == 'modules':
+            if cfg.init:
                 extra += ['-initrd', cfg.initramfs]
             if extra:
                 cmd.append('--qemu_args=' + ' '.join(extra))
@@ -172,9 +172,13 @@ class Workspace:
             # Every build directory shares one cache: what another
             # configuration compiled already is not compiled again.
             cmd.append('--make_options=CC=ccache gcc')
+            cmd += ['--make_options=' + o for o in cfg.make_options]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=cfg.ccache_dir,
-                   CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree, MODE=cfg.mode,
-                   KUNIT_QEMU_ACCEL=cfg.accel)
+                   CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree, KUNIT_QEMU_ACCEL=cfg.accel)
+        # qemu-configs/x86_64.py: after the built-in suites, /init runs.
+        env.pop('FS_KUNIT_INIT', None)
+        if cfg.init:
+            env['FS_KUNIT_INIT'] = '1'
         if stdout is None and each_line is None:
             # Through sys.stdout, so that a caller may keep it (a regression
             # patch's run.log).
@@ -206,6 +210,8 @@ class Workspace:
     def stamp(self, cfg, tree_id):
         h = hashlib.sha256()
         parts = [tree_id.encode(), read(cfg.qemu_config), ' '.join(cfg.kernel_args).encode()]
+        if cfg.make_options:
+            parts.append(' '.join(cfg.make_options).encode())
         for part in parts + [read(path) for path in cfg.kunitconfigs]:
             h.update(part + b'\0')
         return h.hexdigest()
@@ -255,7 +261,10 @@ class Workspace:
             with open(stamp_file, 'w') as f:
                 f.write(stamp)
         if warnings:
-            new = gate.check_build(self.tree, cfg.build_dir, cfg.ccache_dir, stamp)
+            try:
+                new = gate.check_build(self.tree, cfg.build_dir, cfg.ccache_dir, stamp)
+            except gate.GateError as e:
+                raise RunError('the warning gate could not compile (gate.py): %s' % e)
             if new:
                 raise RunError('the series adds compiler warnings (gate.py):\n  ' +
                                '\n  '.join(new))
@@ -263,10 +272,12 @@ class Workspace:
 
     # -- cases -----------------------------------------------------------------
     def make_initramfs(self, cfg):
-        """MODE=modules: busybox, harness/modules-init.sh as /init and every
-        module the build made, test modules (those with KUnit suites) in
-        build order.  Returns the test modules' names."""
-        order = read(os.path.join(cfg.build_dir, 'modules.order')).decode().split()
+        """busybox and cfg.init as /init; MODE=modules adds every module the
+        build made, test modules (those with KUnit suites) in build order.
+        Returns the test modules' names."""
+        modules = cfg.mode == 'modules'
+        order = read(os.path.join(cfg.build_dir, 'modules.order')).decode().split() \
+            if modules else []
         staging = tempfile.mkdtemp(prefix='initramfs.', dir=cfg.build_dir)
         try:
             for d in ('bin', 'dev', 'lib/modules', 'proc', 'sys', 'tmp'):
@@ -274,8 +285,7 @@ class Workspace:
             shutil.copy('/bin/busybox', os.path.join(staging, 'bin'))
             # /init's interpreter; the init installs busybox's other applets.
             os.symlink('busybox', os.path.join(staging, 'bin', 'sh'))
-            shutil.copy(os.path.join(cfg.top, 'harness', 'modules-init.sh'),
-                        os.path.join(staging, 'init'))
+            shutil.copy(cfg.init, os.path.join(staging, 'init'))
             os.chmod(os.path.join(staging, 'init'), 0o755)
             tests, libs = [], []
             for rel in order:
@@ -291,6 +301,8 @@ class Workspace:
                                shell=True, cwd=staging, stdout=out, check=True)
         finally:
             shutil.rmtree(staging)
+        if not modules:
+            return ()
         if not tests:
             raise RunError('the modules build made no test module (see %s/modules.order)'
                            % cfg.build_dir)
@@ -397,7 +409,7 @@ class Workspace:
         # A regression patch may well add a warning: the gate is the series'.
         stamp = self.build(cfg, tree_id, warnings=not cfg.extra_patches)
         phase('build')
-        modules = self.make_initramfs(cfg) if cfg.mode == 'modules' else ()
+        modules = self.make_initramfs(cfg) if cfg.init else ()
         cases = listed if listed is not None else self.cases(cfg, stamp, modules)
         phase('case list')
         return tree_id, stamp, cases

@@ -19,7 +19,8 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'harness'))
-from fskunit import catalogue, doccheck, gate, proof, results, timing  # noqa: E402
+from fskunit import (catalogue, coverage, csource, doccheck, gate, mutants, proof,  # noqa: E402
+                     results, timing)
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
 from fskunit.tree import Tree  # noqa: E402
@@ -601,7 +602,7 @@ class GateTest(FakeKernel):
     LABEL = 'int f(int x)\n{\n\tif (x)\n\t\treturn 1;\nout:\n\treturn 0;\n}\n'
     CLEAN = 'int f(int x)\n{\n\tif (x)\n\t\treturn 1;\n\treturn 0;\n}\n'
 
-    def gate(self, pristine, series):
+    def gate(self, pristine, series, cmd='gcc -Wp,-MMD,fs/.b.o.d -Wall -c -o fs/b.o %s'):
         self.patch('0001-a.patch', 'a.c', 'int a = 1;', 'int a = 2;')
         self.tree.sync()
         path = os.path.join(self.tree.path, 'fs', 'b.c')
@@ -617,7 +618,7 @@ class GateTest(FakeKernel):
         build = os.path.join(self.tmp.name, 'build')
         os.makedirs(os.path.join(build, 'fs'))
         with open(os.path.join(build, 'fs', '.b.o.cmd'), 'w') as f:
-            f.write('savedcmd_fs/b.o := gcc -Wp,-MMD,fs/.b.o.d -Wall -c -o fs/b.o %s\n' % path)
+            f.write('savedcmd_fs/b.o := %s\n' % (cmd % path))
         return gate.check_files(self.tree, build, os.path.join(self.tmp.name, 'cc'),
                                 gate.touched(self.tree), w1=False)
 
@@ -625,6 +626,16 @@ class GateTest(FakeKernel):
         new = self.gate(self.CLEAN, self.LABEL)
         self.assertEqual(len(new), 1, new)
         self.assertRegex(new[0], r"^fs/b\.c: label .out. defined but not used \[-Wunused-label\]")
+
+    def test_the_compiler_is_run_without_what_kbuild_runs_after_it(self):
+        # x86_64 .cmd files end in " ; ./tools/objtool/objtool ... fs/b.o"
+        new = self.gate(self.CLEAN, self.LABEL, 'gcc -Wall -c -o fs/b.o %s   ; '
+                        './tools/objtool/objtool --hacks=jump_label --orc   fs/b.o')
+        self.assertEqual(len(new), 1, new)
+
+    def test_a_command_line_that_compiles_nothing_is_an_error_not_a_pass(self):
+        with self.assertRaisesRegex(gate.GateError, 'unrecognized'):
+            self.gate(self.CLEAN, self.LABEL, 'gcc --no-such-option -c -o fs/b.o %s')
 
     def test_a_warning_pristine_has_already_is_not_the_series(self):
         self.assertEqual(self.gate(self.LABEL, self.LABEL.replace('return 1', 'return 2')), [])
@@ -659,6 +670,199 @@ class TimingTest(unittest.TestCase):
             self.assertEqual(timing.timeout(cfg, ['small_suite']), timing.FLOOR)
             self.assertEqual(timing.timeout(cfg, ['never_measured']),
                              cfg.reference_seconds * timing.UNMEASURED_FACTOR)
+
+
+class MutantsTest(unittest.TestCase):
+    """make mutants: what the generator makes, that the schemata compile and
+    each mutant does what it says, and the verdicts."""
+
+    DEMO = """#include <stdio.h>
+#include <stdlib.h>
+
+struct inode { int n; };
+static int puts_done;
+
+static void iput(struct inode *inode)
+{
+	puts_done++;
+}
+
+static int dquot_initialize(struct inode *inode)
+{
+	return inode->n;
+}
+
+static void inode_inc_link_count(struct inode *inode)
+{
+	inode->n++;
+}
+
+static int demo(struct inode *dir, struct inode *inode)
+{
+	int err;
+
+	err = dquot_initialize(dir);
+	if (err)
+		goto out;
+	inode_inc_link_count(inode);
+	return 0;
+out:
+	iput(inode);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct inode dir = { -5 }, inode = { 0 };
+	int ret;
+
+	fs_kunit_mutant = atoi(argv[1]);
+	ret = demo(&dir, &inode);
+	printf("%d %d %d\\n", ret, inode.n, puts_done);
+	return 0;
+}
+"""
+    HEADER = 'static int fs_kunit_mutant;\n#define FS_KUNIT_MUTANT(n) (fs_kunit_mutant == (n))\n'
+
+    def planned(self, mutate='quota'):
+        out = mutants.generate(self.DEMO, 'fs/demo.c', ['demo'], 'demo_suite', mutate)
+        for n, (m, _) in enumerate(out, 1):
+            m.n = n
+        return out
+
+    def test_the_quota_slice_makes_each_operator_once(self):
+        ops = sorted(m.op for m, _ in self.planned())
+        self.assertEqual(ops, ['ARG_SWAP', 'BRANCH_DEL', 'BRANCH_NEG', 'CALL_DEL', 'CALL_DUP',
+                               'QUOTA_MOVE', 'RET_ZERO'])
+        self.assertEqual({m.profile for m, _ in self.planned() if m.op.startswith('CALL')},
+                         {'debug'})
+
+    def test_every_mutant_compiles_and_changes_what_the_function_does(self):
+        planned = self.planned()
+        text, owners = mutants.schema(self.DEMO, planned)
+        self.assertEqual(set().union(*owners.values()), {m.n for m, _ in planned})
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, 'linux'))
+            with open(os.path.join(tmp, 'linux', 'fs_kunit_mutant.h'), 'w') as f:
+                f.write(self.HEADER)
+            with open(os.path.join(tmp, 'demo.c'), 'w') as f:
+                f.write(text)
+            subprocess.run(['gcc', '-Wall', '-Werror', '-Wno-unused-function', '-I', tmp,
+                            '-o', os.path.join(tmp, 'demo'), os.path.join(tmp, 'demo.c')],
+                           check=True)
+            run = lambda n: subprocess.run([os.path.join(tmp, 'demo'), str(n)],  # noqa: E731
+                                           capture_output=True, text=True).stdout
+            self.assertEqual(run(0), '-5 0 1\n')  # the error, nothing done, the inode put
+            for m, _ in planned:
+                self.assertNotEqual(run(m.n), run(0), '%s did nothing' % m.key)
+
+    def test_a_schema_that_does_not_compile_names_its_mutant(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            source = os.path.join(tmp, 'tree', 'fs', 'b.c')
+            os.makedirs(os.path.dirname(source))
+            build = os.path.join(tmp, 'build')
+            os.makedirs(os.path.join(build, 'fs'))
+            with open(os.path.join(build, 'fs', '.b.o.cmd'), 'w') as f:
+                f.write('savedcmd_fs/b.o := gcc -c -o fs/b.o %s\n' % source)
+            files = {'fs/b.c': ('#include <linux/fs_kunit_mutant.h>\nint a;\nint b = ;\n',
+                                {3: {7}}),
+                     mutants.SELECTOR_FILES[0]: ('', {}), mutants.SELECTOR_FILES[1]: ('', {})}
+            bad = mutants.not_compiling(os.path.join(tmp, 'tree'), build, files, dict(os.environ))
+            self.assertEqual(list(bad), [7])
+
+    def test_verdicts(self):
+        def suites(*statuses, reports=()):
+            cases = [results.Test('c%d' % i, st) for i, st in enumerate(statuses)]
+            for r in reports:
+                cases[-1].reports.append(r)
+            return [results.Test('s', results.PASS, children=cases)]
+        base = {'s.c0': results.PASS, 's.c1': results.PASS, 's.c2': results.PASS}
+        P, F, E = results.PASS, results.FAIL, results.ERROR
+        self.assertEqual(mutants.judge(base, suites(P), 'stopped', 's.c1.user'),
+                         ('KILLED', ['s.c1.user']))
+        self.assertEqual(mutants.judge(base, suites(P, P, P), 'halted'), ('SURVIVED', []))
+        self.assertEqual(mutants.judge(base, suites(P, F, P), 'halted'), ('KILLED', ['s.c1']))
+        # the kernel died in c1: c1 caught it, c2 never ran
+        self.assertEqual(mutants.judge(base, suites(P, E), 'died'), ('KILLED', ['s.c1']))
+        self.assertEqual(mutants.judge(base, suites(P), 'died'), ('KILLED', ['s.c1']))
+        self.assertEqual(mutants.judge(base, suites(P), 'timeout'), ('TIMEOUT', ['s.c1']))
+        hung = suites(P, F, reports=['INFO: task kunit:12 blocked for more than 60 seconds.'])
+        self.assertEqual(mutants.judge(base, hung, 'halted'), ('TIMEOUT', ['s.c1']))
+        # a case that failed in the baseline too kills nothing
+        self.assertEqual(mutants.judge(dict(base, **{'s.c1': F}), suites(P, F, P), 'halted'),
+                         ('SURVIVED', []))
+
+    def test_the_reader_names_the_case_of_each_result_line(self):
+        reader = mutants.Reader()
+        lines = ['KTAP version 1', '1..2', '    # Subtest: quota_dquot', '    1..2',
+                 '    ok 1 dqget_acquires_once',
+                 '        # Subtest: dquot_initialize_returns_acquire_error',
+                 '        ok 1 user', '        not ok 2 group',
+                 '    not ok 2 dquot_initialize_returns_acquire_error', 'not ok 1 quota_dquot',
+                 '    # Subtest: udf_super', '    ok 1 ro_mount # SKIP no image']
+        self.assertEqual([n for n in map(reader.feed, lines) if n], [
+            'quota_dquot.dqget_acquires_once',
+            'quota_dquot.dquot_initialize_returns_acquire_error.user',
+            'quota_dquot.dquot_initialize_returns_acquire_error.group',
+            'quota_dquot.dquot_initialize_returns_acquire_error', 'udf_super.ro_mount'])
+
+    def test_the_scope_is_in_the_tree_and_names_every_quota_caller(self):
+        needs_tree(self)
+        planned = mutants.plan(TOP, TREE)  # a function the tree lacks is an error
+        self.assertGreater(len(planned), 100)
+        listed = {(s.path, f) for s in csource.scope(TOP) for f in s.functions}
+        missing = [(p, f) for p, fs in csource.quota_callers(TREE).items() for f in fs
+                   if (p, f) not in listed]
+        self.assertEqual(missing, [])
+
+
+class CoverageTest(unittest.TestCase):
+    """make coverage: the guest's gcov data out of the console, lcov's
+    tracefile into a row a guarded function."""
+
+    def test_the_gcov_tar_comes_out_of_a_console_with_kernel_lines_in_it(self):
+        import base64
+        import io
+        import tarfile
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode='w:gz') as tar:
+            data = b'gcda'
+            info = tarfile.TarInfo('./var/tmp/w/build-coverage/fs/quota/dquot.gcda')
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        text = base64.b64encode(buf.getvalue()).decode()
+        lines = ['[   3.1] ok 1 quota_dquot', coverage.BEGIN, text[:40],
+                 '[   3.2] random: crng init done', text[40:], coverage.END]
+        got = coverage.gcda_from_console(lines)
+        self.assertEqual(got, {'var/tmp/w/build-coverage/fs/quota/dquot.gcda': b'gcda'})
+        with tempfile.TemporaryDirectory() as tmp:
+            build = os.path.join(tmp, 'var', 'tmp', 'w', 'build-coverage')
+            os.makedirs(os.path.join(build, 'fs', 'quota'))
+            open(os.path.join(build, 'fs', 'quota', 'dquot.gcno'), 'w').close()
+            # debugfs mirrors the build directory's absolute path
+            got = {build.lstrip('/') + '/fs/quota/dquot.gcda': b'gcda'}
+            self.assertEqual(coverage.place(got, build), 1)
+            with open(os.path.join(build, 'fs', 'quota', 'dquot.gcda'), 'rb') as f:
+                self.assertEqual(f.read(), b'gcda')
+
+    def test_no_gcov_data_is_an_error(self):
+        with self.assertRaisesRegex(Exception, 'no gcov data'):
+            coverage.gcda_from_console(['[ 1.0] ok 1 quota_dquot'])
+
+    def test_a_tracefile_becomes_lines_and_branches_hit(self):
+        with tempfile.NamedTemporaryFile('w', suffix='.info') as f:
+            f.write('SF:/t/fs/a.c\nDA:3,1\nDA:4,0\nDA:4,2\nBRDA:3,0,0,1\nBRDA:3,0,1,-\n'
+                    'end_of_record\n')
+            f.flush()
+            info = coverage.parse_info(f.name)
+        self.assertEqual(info, {'/t/fs/a.c': ({3: 1, 4: 2}, {3: [1, 0]})})
+
+    def test_the_coverage_profile_profiles_the_guarded_objects_only(self):
+        cfg = Config(workdir='/w', top=TOP, profile='coverage')
+        self.assertIn('GCOV_PROFILE_dquot.o=y', cfg.make_options)
+        self.assertEqual(Config(workdir='/w', top=TOP).make_options, ())
+        self.assertTrue(cfg.init.endswith('harness/coverage-init.sh'))
+        self.assertIsNone(Config(workdir='/w', top=TOP).init)
 
 
 if __name__ == '__main__':
