@@ -549,10 +549,29 @@ void fs_kunit_ns_op_returns_error(struct kunit *test)
 {
 	const struct fs_kunit_fault *f = test->param_value;
 	struct fs_kunit_ns *ns = test->priv;
+	struct timespec64 ctime[FS_KUNIT_NR_OBJS] = {};
+	int i;
 
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++)
+		if (d_really_is_positive(ns->obj[i]))
+			ctime[i] = inode_get_ctime(d_inode(ns->obj[i]));
 	fs_kunit_ns_arm(ns, f);
 	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, f->op), fs_kunit_fault_err(f));
 	KUNIT_EXPECT_GT_MSG(test, ns->stub->failed, 0, "the stub never failed: wrong site?");
+	/*
+	 * Nothing changed before the error, not even in memory, where
+	 * failed_op_leaves_disk_unchanged cannot see it: every change of an
+	 * inode sets its ctime.
+	 */
+	for (i = 0; i < FS_KUNIT_NR_OBJS; i++) {
+		struct timespec64 now;
+
+		if (!d_really_is_positive(ns->obj[i]))
+			continue;
+		now = inode_get_ctime(d_inode(ns->obj[i]));
+		KUNIT_EXPECT_TRUE_MSG(test, timespec64_equal(&now, &ctime[i]),
+				      "ctime of /%s changed", fs_kunit_obj_paths[i]);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_returns_error);
 

@@ -159,13 +159,30 @@ static struct kunit_suite ext3_kunit_suite = {
 
 KUNIT_DEFINE_ACTION_WRAPPER(ext4_kunit_path_put, path_put, const struct path *);
 
+/* Whose dquot cannot be read: the new project's, or the file owner's. */
+struct ext4_kunit_project_fault {
+	const char *name;
+	int type;
+	qid_t id;
+};
+
+static const struct ext4_kunit_project_fault ext4_kunit_project_faults[] = {
+	{ "new project", PRJQUOTA, EXT4_KUNIT_PROJECT },
+	{ "owner", USRQUOTA, 1001 },	/* /owned's uid in the image */
+};
+
+KUNIT_ARRAY_PARAM_DESC(ext4_kunit_project_faults, ext4_kunit_project_faults, name);
+
 /*
- * The new project's dquot cannot be read: the file stays in its project,
- * whose usage it is charged to, and the error is returned.  Only -ESRCH,
- * project quota off, lets the project change with no usage to move.
+ * A dquot of the move cannot be read (the new project's, taken by
+ * ext4_ioctl_setproject()'s own dqget(), or the owner's, by its
+ * dquot_initialize()): the file stays in its project, whose usage it is
+ * charged to, and the error is returned.  Only -ESRCH, project quota off,
+ * lets the project change with no usage to move.
  */
 static void setproject_fails_on_acquire_error(struct kunit *test)
 {
+	const struct ext4_kunit_project_fault *p = test->param_value;
 	struct fs_kunit_quota_stub *stub;
 	struct vfsmount *mnt;
 	struct fileattr fa;
@@ -179,19 +196,19 @@ static void setproject_fails_on_acquire_error(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vfs_path_lookup(mnt->mnt_root, mnt, "owned", 0, path), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, ext4_kunit_path_put, path), 0);
 	stub = fs_kunit_stub_acquire_dquot(test, mnt->mnt_sb);
-	fs_kunit_quota_fail(stub, -EIO, PRJQUOTA, EXT4_KUNIT_PROJECT);
+	fs_kunit_quota_fail(stub, -EIO, p->type, p->id);
 	fileattr_fill_xflags(&fa, 0);
 	fa.fsx_projid = EXT4_KUNIT_PROJECT;
 	err = vfs_fileattr_set(&nop_mnt_idmap, path->dentry, &fa);
 	fs_kunit_quota_fail(stub, 0, -1, FS_KUNIT_ANY_ID);
 	KUNIT_EXPECT_EQ(test, err, -EIO);
-	KUNIT_EXPECT_GT_MSG(test, stub->failed, 0, "the new project's dquot was never acquired");
+	KUNIT_EXPECT_GT_MSG(test, stub->failed, 0, "the %s's dquot was never acquired", p->name);
 	KUNIT_ASSERT_EQ(test, vfs_fileattr_get(path->dentry, &fa), 0);
 	KUNIT_EXPECT_EQ_MSG(test, fa.fsx_projid, 0, "the project changed, its usage did not");
 }
 
 static struct kunit_case ext4_project_kunit_cases[] = {
-	KUNIT_CASE(setproject_fails_on_acquire_error),
+	KUNIT_CASE_PARAM(setproject_fails_on_acquire_error, ext4_kunit_project_faults_gen_params),
 	{}
 };
 

@@ -253,6 +253,27 @@ static void dir_dquot_error_unlocks_no_dir_lock(struct kunit *test)
 			    "the directory's cluster lock was dropped, never taken");
 }
 
+/* ->mark_dirty(), for the stub's operations: the quota file cannot be written. */
+static int ocfs2_kunit_mark_dirty_fails(struct dquot *dquot)
+{
+	return -EIO;
+}
+
+/*
+ * chown_returns_transfer_error() - ocfs2_setattr() takes the new owner's
+ * dquot itself and calls __dquot_transfer(), whose error (here: writing the
+ * changed dquots) fails the chown before the new owner is set.
+ */
+static void chown_returns_transfer_error(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct inode *owned = d_inode(ns->obj[FS_KUNIT_OWNED]);
+
+	ns->stub->ops.mark_dirty = ocfs2_kunit_mark_dirty_fails;
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, FS_KUNIT_CHOWN), -EIO);
+	KUNIT_EXPECT_EQ(test, i_uid_read(owned), FS_KUNIT_OBJ_UID(FS_KUNIT_OWNED));
+}
+
 static int ocfs2_kunit_init(struct kunit *test)
 {
 	return fs_kunit_ns_init(test, &ocfs2_kunit_ns);
@@ -261,6 +282,7 @@ static int ocfs2_kunit_init(struct kunit *test)
 static struct kunit_case ocfs2_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ocfs2_kunit),
 	KUNIT_CASE_PARAM(dir_dquot_error_unlocks_no_dir_lock, ocfs2_kunit_dir_gen_params),
+	KUNIT_CASE(chown_returns_transfer_error),
 	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
 	KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage),
 	{}

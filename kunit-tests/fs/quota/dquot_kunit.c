@@ -13,6 +13,9 @@
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
+#include <kunit/test-bug.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
 #include <linux/quotaops.h>
@@ -28,6 +31,10 @@ struct dquot_kunit {
 	struct super_block *sb;
 	struct dentry *owned;
 	struct fs_kunit_quota_stub *stub;
+	/* what the stubbed ->get_inode_usage() and ->get_next_id() give */
+	int usage_err;
+	qsize_t usage;
+	int next_id_err;
 };
 
 /* Which of the owner's two dquots fails to be acquired. */
@@ -386,27 +393,400 @@ static void dquot_set_dqblk_sets_limit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ino_softlimit(test, group(OTHER_GID)), 10);
 }
 
+/* An id no user namespace maps: dqget() refuses it before looking it up. */
+static void dqget_unmapped_id_returns_einval(struct kunit *test)
+{
+	struct dquot_kunit *ctx = test->priv;
+
+	expect_dqget_error(test, make_kqid_uid(INVALID_UID), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 0);
+}
+
+/*
+ * The quota format's operations of one quota type, with errors the test
+ * chooses: what dquot_acquire() calls to read a dquot, to create its entry
+ * in the quota file and to write the file's header.
+ */
+struct dquot_kunit_format_stub {
+	struct quota_format_ops ops;
+	const struct quota_format_ops *orig;
+	struct quota_info *dqopt;
+	int type;
+	int read_err, commit_err, info_err;
+};
+
+static struct dquot_kunit_format_stub *format_stub(struct super_block *sb, int type)
+{
+	/* quota_format_ops has no context pointer: the copy is embedded. */
+	return container_of(sb_dqopt(sb)->ops[type], struct dquot_kunit_format_stub, ops);
+}
+
+static int format_stub_read_dqblk(struct dquot *dquot)
+{
+	struct dquot_kunit_format_stub *s = format_stub(dquot->dq_sb, dquot->dq_id.type);
+
+	return s->read_err ?: s->orig->read_dqblk(dquot);
+}
+
+static int format_stub_commit_dqblk(struct dquot *dquot)
+{
+	struct dquot_kunit_format_stub *s = format_stub(dquot->dq_sb, dquot->dq_id.type);
+
+	return s->commit_err ?: s->orig->commit_dqblk(dquot);
+}
+
+static int format_stub_write_file_info(struct super_block *sb, int type)
+{
+	struct dquot_kunit_format_stub *s = format_stub(sb, type);
+
+	return s->info_err ?: s->orig->write_file_info(sb, type);
+}
+
+static void format_stub_restore(void *data)
+{
+	struct dquot_kunit_format_stub *s = data;
+
+	s->dqopt->ops[s->type] = s->orig;
+}
+
+static struct dquot_kunit_format_stub *stub_format(struct kunit *test, int type)
+{
+	struct quota_info *dqopt = sb_dqopt(((struct dquot_kunit *)test->priv)->sb);
+	struct dquot_kunit_format_stub *s;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->ops = *dqopt->ops[type];
+	s->ops.read_dqblk = format_stub_read_dqblk;
+	s->ops.commit_dqblk = format_stub_commit_dqblk;
+	s->ops.write_file_info = format_stub_write_file_info;
+	s->orig = dqopt->ops[type];
+	s->dqopt = dqopt;
+	s->type = type;
+	dqopt->ops[type] = &s->ops;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, format_stub_restore, s), 0);
+	return s;
+}
+
+/* Which step of dquot_acquire() fails: the read, the new entry, the header. */
+struct dquot_kunit_format_fault {
+	const char *name;
+	int read_err, commit_err, info_err;
+};
+
+static const struct dquot_kunit_format_fault dquot_kunit_format_faults[] = {
+	{ "read", -EIO, 0, 0 },
+	{ "commit", 0, -ENOSPC, 0 },
+	{ "info", 0, 0, -EIO },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_format_faults, dquot_kunit_format_faults, name);
+
+/*
+ * The ->acquire_dquot() of the filesystem (ext4's, through the stub that
+ * only counts) reaches dquot_acquire(), whose quota file I/O fails: dqget()
+ * returns that error, and the dquot is left inactive, so that the next
+ * dqget() acquires it again instead of using a dquot with no entry.
+ */
+static void dquot_acquire_returns_format_error(struct kunit *test)
+{
+	const struct dquot_kunit_format_fault *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+	struct dquot_kunit_format_stub *s = stub_format(test, USRQUOTA);
+	struct dquot *dquot;
+
+	s->read_err = p->read_err;
+	s->commit_err = p->commit_err;
+	s->info_err = p->info_err;
+	/* The header is written only when something changed it. */
+	mark_info_dirty(ctx->sb, USRQUOTA);
+	expect_dqget_error(test, user(OTHER_UID), p->read_err ?: p->commit_err ?: p->info_err);
+	s->read_err = s->commit_err = s->info_err = 0;
+	dquot = dqget(ctx->sb, user(OTHER_UID));
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
+	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 2);
+	dqput(dquot);
+}
+
+/*
+ * A quota file's own inode has no quota: dquot_initialize() and
+ * dquot_transfer() leave it alone instead of looking up (and failing to
+ * acquire) dquots for it.
+ */
+static void dquot_initialize_skips_quota_file(struct kunit *test)
+{
+	struct dquot_kunit *ctx = test->priv;
+	struct inode *file = sb_dqopt(ctx->sb)->files[USRQUOTA];
+
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	KUNIT_ASSERT_TRUE(test, IS_NOQUOTA(file));
+	fs_kunit_quota_fail(ctx->stub, -EIO, -1, FS_KUNIT_ANY_ID);
+	KUNIT_EXPECT_EQ(test, dquot_initialize(file), 0);
+	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 0);
+}
+
+static void dquot_transfer_skips_quota_file(struct kunit *test)
+{
+	struct dquot_kunit *ctx = test->priv;
+	struct inode *file = sb_dqopt(ctx->sb)->files[USRQUOTA];
+	struct iattr attr = {
+		.ia_valid = ATTR_UID,
+		.ia_vfsuid = VFSUIDT_INIT(make_kuid(&init_user_ns, OTHER_UID)),
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	fs_kunit_quota_fail(ctx->stub, -EIO, -1, FS_KUNIT_ANY_ID);
+	KUNIT_EXPECT_EQ(test, dquot_transfer(&nop_mnt_idmap, file, &attr), 0);
+	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 0);
+}
+
+/* ->get_inode_usage(), for the stub's operations: what the case chose. */
+static int dquot_kunit_inode_usage(struct inode *inode, qsize_t *usage)
+{
+	struct dquot_kunit *ctx = kunit_get_current_test()->priv;
+
+	if (ctx->usage_err)
+		return ctx->usage_err;
+	*usage = ctx->usage;
+	return 0;
+}
+
+/* What ->get_inode_usage() says an inode counts as: an error, or 3 inodes. */
+struct dquot_kunit_usage {
+	const char *name;
+	int err;
+	qsize_t usage;
+};
+
+static const struct dquot_kunit_usage dquot_kunit_usages[] = {
+	{ "error", -EIO, 0 },
+	{ "three inodes", 0, 3 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_usages, dquot_kunit_usages, name);
+
+/*
+ * A chown moves as many inodes as the filesystem's ->get_inode_usage()
+ * counts (ext4: the inode and its xattr inodes), and fails with its error,
+ * moving nothing.
+ */
+static void dquot_transfer_moves_inode_usage(struct kunit *test)
+{
+	const struct dquot_kunit_usage *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+	struct inode *inode = d_inode(ctx->owned);
+	qsize_t to = dquot_inodes(test, user(OTHER_UID));
+
+	ctx->usage_err = p->err;
+	ctx->usage = p->usage;
+	ctx->stub->ops.get_inode_usage = dquot_kunit_inode_usage;
+	KUNIT_EXPECT_EQ(test, change_owner(test, USRQUOTA), p->err);
+	KUNIT_EXPECT_EQ(test, i_uid_read(inode), p->err ? OWNER_UID : OTHER_UID);
+	KUNIT_EXPECT_EQ(test, dquot_inodes(test, user(OTHER_UID)), to + (p->err ? 0 : p->usage));
+}
+
+/* Q_XQUOTAON/OFF of user quota limits, under s_umount as quotactl(2) takes it. */
+static int dquot_kunit_enforce(struct super_block *sb, bool on)
+{
+	int err;
+
+	down_write(&sb->s_umount);
+	err = on ? sb->s_qcop->quota_enable(sb, FS_QUOTA_UDQ_ENFD) :
+		   sb->s_qcop->quota_disable(sb, FS_QUOTA_UDQ_ENFD);
+	up_write(&sb->s_umount);
+	return err;
+}
+
+static void dquot_kunit_limits_off(void *data)
+{
+	dquot_kunit_enforce(data, false);
+}
+
+/* Which hard limit root is already over. */
+struct dquot_kunit_limit {
+	const char *name;
+	unsigned int field;
+};
+
+static const struct dquot_kunit_limit dquot_kunit_limits[] = {
+	{ "inodes", QC_INO_HARD },
+	{ "space", QC_SPC_HARD },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_limits, dquot_kunit_limits, name);
+
+/*
+ * A chown to an owner over its hard limit fails with -EDQUOT and moves
+ * nothing: root owns more than one inode and more than one byte of the
+ * image, so a limit of one is exceeded by whatever /owned adds.
+ */
+static void dquot_transfer_over_limit_returns_edquot(struct kunit *test)
+{
+	const struct dquot_kunit_limit *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+	struct inode *inode = d_inode(ctx->owned);
+	struct qc_dqblk di = {
+		.d_fieldmask = p->field, .d_ino_hardlimit = 1, .d_spc_hardlimit = 1,
+	};
+	qsize_t from = dquot_inodes(test, user(OWNER_UID));
+	qsize_t to = dquot_inodes(test, user(0));
+	const struct cred *old;
+	struct cred *cred;
+	int err;
+
+	KUNIT_ASSERT_EQ(test, dquot_set_dqblk(ctx->sb, user(0), &di), 0);
+	KUNIT_ASSERT_EQ(test, dquot_kunit_enforce(ctx->sb, true), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dquot_kunit_limits_off, ctx->sb), 0);
+	/*
+	 * As an unprivileged chown(2): hard limits do not bind CAP_SYS_RESOURCE.
+	 * Credentials are the task's own, so they go back here, not in an
+	 * action (which KUnit runs in another thread).
+	 */
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
+	old = override_creds(cred);
+	err = fs_kunit_chown(ctx->owned, USRQUOTA, 0);
+	revert_creds(old);
+	put_cred(cred);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	KUNIT_EXPECT_EQ(test, i_uid_read(inode), OWNER_UID);
+	KUNIT_EXPECT_EQ(test, dquot_inodes(test, user(OWNER_UID)), from);
+	KUNIT_EXPECT_EQ(test, dquot_inodes(test, user(0)), to);
+}
+
+/* ->mark_dirty(), for the stub's operations: the quota file cannot be written. */
+static int dquot_kunit_mark_dirty_fails(struct dquot *dquot)
+{
+	return -EIO;
+}
+
+/* An operation whose dquot cannot be marked dirty (written). */
+struct dquot_kunit_dirty_op {
+	const char *name;
+	int (*op)(struct kunit *test);
+};
+
+static int set_limit_of_other(struct kunit *test)
+{
+	return set_ino_softlimit(test, group(OTHER_GID), 10);
+}
+
+static int chown_to_other(struct kunit *test)
+{
+	return change_owner(test, USRQUOTA);
+}
+
+static const struct dquot_kunit_dirty_op dquot_kunit_dirty_ops[] = {
+	{ "set_dqblk", set_limit_of_other },
+	{ "transfer", chown_to_other },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_dirty_ops, dquot_kunit_dirty_ops, name);
+
+/* The error of writing the changed dquot is the operation's error. */
+static void dquot_op_returns_mark_dirty_error(struct kunit *test)
+{
+	const struct dquot_kunit_dirty_op *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+
+	ctx->stub->ops.mark_dirty = dquot_kunit_mark_dirty_fails;
+	KUNIT_EXPECT_EQ(test, p->op(test), -EIO);
+}
+
+/* A Q_SETQUOTA the quota code refuses: a field it does not know, a limit over the format's. */
+struct dquot_kunit_bad_limit {
+	const char *name;
+	unsigned int field;
+	bool over_max;
+	int err;
+};
+
+static const struct dquot_kunit_bad_limit dquot_kunit_bad_limits[] = {
+	{ "realtime field", QC_RT_SPC_SOFT, false, -EINVAL },
+	{ "over the maximum", QC_SPC_SOFT, true, -ERANGE },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_bad_limits, dquot_kunit_bad_limits, name);
+
+static void dquot_set_dqblk_rejects_bad_limit(struct kunit *test)
+{
+	const struct dquot_kunit_bad_limit *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+	struct qc_dqblk di = { .d_fieldmask = p->field };
+	struct qc_dqblk now = {};
+
+	if (p->over_max)
+		di.d_spc_softlimit = sb_dqopt(ctx->sb)->info[USRQUOTA].dqi_max_spc_limit + 1;
+	KUNIT_EXPECT_EQ(test, dquot_set_dqblk(ctx->sb, user(OTHER_UID), &di), p->err);
+	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(ctx->sb, user(OTHER_UID), &now), 0);
+	KUNIT_EXPECT_EQ(test, now.d_spc_softlimit, 0);
+}
+
+/* ->get_next_id(), for the stub's operations: it fails. */
+static int dquot_kunit_next_id_fails(struct super_block *sb, struct kqid *qid)
+{
+	return ((struct dquot_kunit *)kunit_get_current_test()->priv)->next_id_err;
+}
+
+/* Q_GETNEXTQUOTA on a format without ->get_next_id(), or whose lookup fails. */
+struct dquot_kunit_next_id {
+	const char *name;
+	bool missing;
+	int err;
+};
+
+static const struct dquot_kunit_next_id dquot_kunit_next_ids[] = {
+	{ "no get_next_id", true, -ENOSYS },
+	{ "get_next_id fails", false, -EIO },
+};
+
+KUNIT_ARRAY_PARAM_DESC(dquot_kunit_next_ids, dquot_kunit_next_ids, name);
+
+static void dquot_get_next_dqblk_returns_next_id_error(struct kunit *test)
+{
+	const struct dquot_kunit_next_id *p = test->param_value;
+	struct dquot_kunit *ctx = test->priv;
+	struct kqid qid = user(OWNER_UID);
+	struct qc_dqblk di = {};
+
+	ctx->next_id_err = p->err;
+	ctx->stub->ops.get_next_id = p->missing ? NULL : dquot_kunit_next_id_fails;
+	KUNIT_EXPECT_EQ(test, dquot_get_next_dqblk(ctx->sb, &qid, &di), p->err);
+	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 0);
+}
+
 static struct kunit_case dquot_kunit_cases[] = {
 	KUNIT_CASE(dqget_quota_off_returns_esrch),
 	KUNIT_CASE(dqget_returns_acquire_error),
 	KUNIT_CASE(dqget_drops_reference_on_acquire_error),
 	KUNIT_CASE(dqget_retries_acquire_after_error),
 	KUNIT_CASE(dqget_acquires_once),
+	KUNIT_CASE(dqget_unmapped_id_returns_einval),
+	KUNIT_CASE_PARAM(dquot_acquire_returns_format_error, dquot_kunit_format_faults_gen_params),
 	KUNIT_CASE_PARAM(dquot_initialize_returns_acquire_error,
 			 dquot_kunit_owner_faults_gen_params),
 	KUNIT_CASE(dquot_initialize_drops_other_reference_on_error),
 	KUNIT_CASE(dquot_initialize_tolerates_esrch),
 	KUNIT_CASE(dquot_initialize_attaches_dquots),
+	KUNIT_CASE(dquot_initialize_skips_quota_file),
+	KUNIT_CASE(dquot_transfer_skips_quota_file),
 	KUNIT_CASE_PARAM(dquot_transfer_returns_acquire_error, dquot_kunit_changes_gen_params),
 	KUNIT_CASE(dquot_transfer_tolerates_esrch),
 	KUNIT_CASE(dquot_transfer_moves_usage),
+	KUNIT_CASE_PARAM(dquot_transfer_moves_inode_usage, dquot_kunit_usages_gen_params),
+	KUNIT_CASE_PARAM(dquot_transfer_over_limit_returns_edquot, dquot_kunit_limits_gen_params),
+	KUNIT_CASE_PARAM(dquot_op_returns_mark_dirty_error, dquot_kunit_dirty_ops_gen_params),
 	KUNIT_CASE(dquot_get_dqblk_returns_acquire_error),
 	KUNIT_CASE(dquot_get_next_dqblk_returns_acquire_error),
+	KUNIT_CASE_PARAM(dquot_get_next_dqblk_returns_next_id_error,
+			 dquot_kunit_next_ids_gen_params),
 	KUNIT_CASE(dquot_get_dqblk_quota_off_returns_esrch),
 	KUNIT_CASE(dquot_get_dqblk_reports_usage),
 	KUNIT_CASE(dquot_set_dqblk_returns_acquire_error),
 	KUNIT_CASE(dquot_set_dqblk_quota_off_returns_esrch),
 	KUNIT_CASE(dquot_set_dqblk_sets_limit),
+	KUNIT_CASE_PARAM(dquot_set_dqblk_rejects_bad_limit, dquot_kunit_bad_limits_gen_params),
 	{}
 };
 

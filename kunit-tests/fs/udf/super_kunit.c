@@ -18,6 +18,7 @@
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mount.h>
+#include <linux/namei.h>
 
 #include "ecma_167.h"
 #include "super_kunit_images.h"
@@ -202,6 +203,42 @@ static void udf_rw_remount_of_write_incompatible_writes_nothing(struct kunit *te
 }
 
 /*
+ * A remount that leaves a read-only mount read-only neither opens nor
+ * closes the LVID: udf_reconfigure() changes it only when the mode changes.
+ */
+static void udf_ro_remount_ro_writes_nothing(struct kunit *test)
+{
+	struct vfsmount *mnt = fs_kunit_mount(test, "udf", &udf_kunit_valid, SB_RDONLY, "");
+
+	KUNIT_EXPECT_EQ(test, udf_kunit_remount(mnt, SB_RDONLY), 0);
+	fs_kunit_unmount(test, mnt);
+	KUNIT_EXPECT_EQ(test, fs_kunit_first_change(test, &udf_kunit_valid), -1);
+}
+
+/*
+ * A read-write mount of a writable volume loads the partition's space
+ * bitmap, which only volumes that may not be written go without: a new
+ * file gets its blocks.
+ */
+static void udf_rw_mount_allocates(struct kunit *test)
+{
+	struct vfsmount *mnt = fs_kunit_mount(test, "udf", &udf_kunit_valid, 0, "");
+	struct inode *dir = d_inode(mnt->mnt_root);
+	struct dentry *dentry;
+	int err;
+
+	inode_lock(dir);
+	dentry = lookup_one_len("new", mnt->mnt_root, 3);
+	err = PTR_ERR_OR_ZERO(dentry);
+	if (!err) {
+		err = vfs_create(&nop_mnt_idmap, dir, dentry, S_IFREG | 0644, true);
+		dput(dentry);
+	}
+	inode_unlock(dir);
+	KUNIT_EXPECT_EQ(test, err, 0);
+}
+
+/*
  * The root directory cannot be read: the mount fails with EIO after opening
  * the LVID, and closes it again on its way out.
  */
@@ -225,6 +262,8 @@ static struct kunit_case udf_kunit_cases[] = {
 	KUNIT_CASE_PARAM(udf_refused_mount_writes_nothing, udf_kunit_rw_refusals_gen_params),
 	KUNIT_CASE(udf_rw_remount_of_write_incompatible_returns_eacces),
 	KUNIT_CASE(udf_rw_remount_of_write_incompatible_writes_nothing),
+	KUNIT_CASE(udf_ro_remount_ro_writes_nothing),
+	KUNIT_CASE(udf_rw_mount_allocates),
 	KUNIT_CASE(udf_rw_mount_failing_late_closes_lvid),
 	{}
 };
