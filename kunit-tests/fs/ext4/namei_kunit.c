@@ -20,6 +20,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/quotaops.h>
+#include <linux/statfs.h>
 
 #include "namei_kunit_images.h"
 
@@ -207,8 +208,40 @@ static void setproject_fails_on_acquire_error(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, fa.fsx_projid, 0, "the project changed, its usage did not");
 }
 
+/*
+ * statfs of a directory in a project, with project limits on, shows the
+ * project's limits; when the project's dquot cannot be read it shows the
+ * filesystem's own figures (ext4_statfs() goes on without the dquot it did
+ * not get, and must not touch it).
+ */
+static void statfs_of_project_dir_survives_acquire_error(struct kunit *test)
+{
+	struct fs_kunit_quota_stub *stub;
+	struct vfsmount *mnt;
+	struct kstatfs st;
+	struct fileattr fa;
+	struct path root;
+
+	mnt = fs_kunit_mount(test, "ext4", &ext4_kunit_project_image, 0, "prjquota");
+	fileattr_fill_xflags(&fa, FS_XFLAG_PROJINHERIT);
+	fa.fsx_projid = EXT4_KUNIT_PROJECT;
+	KUNIT_ASSERT_EQ(test, vfs_fileattr_set(&nop_mnt_idmap, mnt->mnt_root, &fa), 0);
+	/* Mounted again, so that no dquot of the project is cached. */
+	fs_kunit_unmount(test, mnt);
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, "ext4", 0, "prjquota", &mnt), 0);
+	KUNIT_ASSERT_TRUE(test, sb_has_quota_limits_enabled(mnt->mnt_sb, PRJQUOTA));
+	stub = fs_kunit_stub_acquire_dquot(test, mnt->mnt_sb);
+	fs_kunit_quota_fail(stub, -EIO, PRJQUOTA, EXT4_KUNIT_PROJECT);
+	root.mnt = mnt;
+	root.dentry = mnt->mnt_root;
+	KUNIT_EXPECT_EQ(test, vfs_statfs(&root, &st), 0);
+	KUNIT_EXPECT_GT_MSG(test, stub->failed, 0, "the project's dquot was never acquired");
+	KUNIT_EXPECT_GT(test, st.f_blocks, 0);
+}
+
 static struct kunit_case ext4_project_kunit_cases[] = {
 	KUNIT_CASE_PARAM(setproject_fails_on_acquire_error, ext4_kunit_project_faults_gen_params),
+	KUNIT_CASE(statfs_of_project_dir_survives_acquire_error),
 	{}
 };
 
