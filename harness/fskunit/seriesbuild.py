@@ -8,9 +8,11 @@ series, incrementally, vmlinux and modules: what git bisect would meet.  The
 configuration is MODE=modules's (every test a module, so modpost also checks
 that what a test module calls is exported), taken at the tip and given to
 each earlier commit through olddefconfig, so a symbol is on from the patch
-that adds it.  After each build the warning gate (gate.py) compiles the
-files the commit touches, against their pristine versions.  Objects come
-from the compile cache every build directory shares.  The first commit that
+that adds it.  The build directory starts as a copy of the modules build,
+so that the pristine build recompiles only what the series changes.  After
+each build the warning gate (gate.py) compiles the files the commit
+touches, against their pristine versions.  Objects come from the compile
+cache every build directory shares.  The first commit that
 does not build, or adds a warning, stops the rebase and is named, its log
 kept."""
 
@@ -89,7 +91,13 @@ def main(ws, cfg):
                        'MODE=modules first)' % modules_config)
     tree = ws.tree
     build, tip_config, steps = paths(cfg)
-    os.makedirs(build, exist_ok=True)
+    # The pristine build starts from a copy of the modules build: kbuild
+    # rebuilds only what differs (the series' files, and those that read a
+    # symbol the series adds), where an empty directory would compile all
+    # again, each file preprocessed anew for the cache because autoconf.h
+    # differs.
+    shutil.rmtree(build, ignore_errors=True)
+    shutil.copytree(os.path.dirname(modules_config), build, symlinks=True)
     shutil.copy(modules_config, tip_config)
     if os.path.exists(steps):
         os.unlink(steps)
