@@ -619,15 +619,28 @@ def boot(ws, ln, n, glob, seconds, fail_fast=True):
     lines: List[str] = []
     reader = Reader()
 
+    reported = False
+
     def each_line(line):
+        nonlocal first, reported
         if ABORT.is_set():
             raise Aborted()
         lines.append(line.rstrip('\n'))
         text = results._PREFIX.sub('', line.rstrip('\n'))
         name = reader.feed(text)
-        if fail_fast and name and _RESULT.match(text).group(2) == 'not ok':
-            nonlocal first
+        if not fail_fast:
+            return
+        if name and _RESULT.match(text).group(2) == 'not ok':
             first = name
+            raise Stop()
+        # A kernel report fails a case whose own result says ok (a leak is
+        # found by the scan at the suite's end): the suite's result line is
+        # where the log that judges it is complete.  A hung-task report
+        # may be KUnit's runner waiting, which fails nothing.
+        if (results._REPORT.match(text) and not text.startswith('INFO: task ')) or \
+                results._LEAK.match(text):
+            reported = True
+        elif reported and re.match(r'^(ok|not ok) \d+ ', text):
             raise Stop()
     t = time.monotonic()
     try:
@@ -665,7 +678,7 @@ def judge(base, suites, ended, first=None):
     counted.  A hang (the time-out, or a hung-task report failing the case)
     is TIMEOUT, counted as detected; a mutant that makes the kernel die
     before any case is KILLED by no case."""
-    if ended == 'stopped':
+    if ended == 'stopped' and first:
         return 'KILLED', [first]
     got = {}
     for path, test in results.leaves(suites or []):
@@ -686,6 +699,9 @@ def judge(base, suites, ended, first=None):
         hung = all(any(r.startswith('INFO: task ') for t in _tests(suites, c) for r in t.reports)
                    for c in failed)
         return ('TIMEOUT' if hung else 'KILLED'), failed
+    if ended == 'stopped':
+        # A report between the cases of a suite (its exit, a work item).
+        return 'KILLED', [s.name for s in suites or [] if s.reports] or ['(a kernel report)']
     return 'SURVIVED', []
 
 

@@ -788,6 +788,13 @@ int main(int argc, char **argv)
         self.assertEqual(mutants.judge(base, suites(P), 'timeout'), ('TIMEOUT', ['s.c1']))
         hung = suites(P, F, reports=['INFO: task kunit:12 blocked for more than 60 seconds.'])
         self.assertEqual(mutants.judge(base, hung, 'halted'), ('TIMEOUT', ['s.c1']))
+        # stopped at a suite's end after a kernel report: the case it blamed,
+        # or the suite when it blamed none
+        leak = suites(P, F, P, reports=[])
+        self.assertEqual(mutants.judge(base, leak, 'stopped'), ('KILLED', ['s.c1']))
+        between = suites(P, P, P)
+        between[0].reports.append('kmemleak: unreferenced object 0xffff (size 64)')
+        self.assertEqual(mutants.judge(base, between, 'stopped'), ('KILLED', ['s']))
         # a case that failed in the baseline too kills nothing
         self.assertEqual(mutants.judge(dict(base, **{'s.c1': F}), suites(P, F, P), 'halted'),
                          ('SURVIVED', []))
