@@ -83,6 +83,7 @@ class Regression:
     profile: str
     mode: str
     report: str
+    crash: str = ''  # Crash: the kernel stops in the named case (it runs alone)
 
     @property
     def name(self):
@@ -137,7 +138,8 @@ def read_regression(path) -> Regression:
                       check=first('Check') or None,
                       profile=first('Profile', 'default'),
                       mode=first('Mode', 'builtin'),
-                      report=first('Expect-report'))
+                      report=first('Expect-report'),
+                      crash=first('Crash'))
 
 
 def regressions(top=TOP) -> List[Regression]:

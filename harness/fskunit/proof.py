@@ -22,6 +22,7 @@ Every leaf case of the baseline must be named by some patch's Expect-fail:
 a case never shown to fail has not earned its place.  One run proves the
 patches of one configuration (Profile:, Mode:); make check runs all three."""
 
+import concurrent.futures
 import contextlib
 import fnmatch
 import json
@@ -31,11 +32,49 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from . import catalogue, doccheck, results
 from .catalogue import named_by, whole_suite
-from .workspace import RunError
+from .workspace import Run, RunError, write_provenance
+
+
+class ThreadOut:
+    """sys.stdout that the boot thread points at its own file (a patch's
+    run.log), while the main thread, and the threads it starts (a build's
+    progress), write to the next patch's."""
+
+    def __init__(self, default):
+        self.default = default
+        self.shared = None
+        self.local = threading.local()
+
+    @contextlib.contextmanager
+    def to(self, stream, boot=False):
+        if boot:
+            self.local.stream = stream
+        else:
+            self.shared = stream
+        try:
+            yield
+        finally:
+            if boot:
+                self.local.stream = None
+            else:
+                self.shared = None
+
+    def _stream(self):
+        return getattr(self.local, 'stream', None) or self.shared or self.default
+
+    def write(self, text):
+        return self._stream().write(text)
+
+    def flush(self):
+        self._stream().flush()
+
+    def isatty(self):
+        return False
 
 
 def judge(baseline, cases, expect, may=(), report=''):
@@ -97,10 +136,13 @@ PRIVATE = re.compile(r'^fs/(ext2|ext4|jfs|reiserfs|ocfs2|udf)/')
 
 
 def plan(items):
-    """Batches of patches: items are (patch, files it touches, suites it runs)."""
+    """Batches of patches: items are (patch, files it touches, suites it runs).
+    A patch whose header says the kernel stops (Crash:) runs alone: its crash
+    would end the batch, which then runs again a patch at a time."""
     batches = []
     for patch, files, suites in items:
-        private = bool(files) and all(PRIVATE.match(f) for f in files)
+        private = bool(files) and all(PRIVATE.match(f) for f in files) \
+            and not getattr(patch, 'crash', '')
         for b in batches:
             if private and b['private'] and not b['suites'] & suites \
                     and not b['files'] & set(files):
@@ -162,6 +204,7 @@ class Proof:
         self.ws, self.cfg, self.prove = ws, cfg, prove
         self.patches = patches
         self.out = os.path.join(cfg.results, 'regressions')
+        self.stdout = None  # a ThreadOut while the pipeline runs
 
     def run_kernel(self, regs, suites, out):
         """Apply @regs for one run of the suites the glob @suites matches.
@@ -170,7 +213,8 @@ class Proof:
         cfg = self.cfg.with_(extra_patches=tuple(r.path for r in regs), filter=suites,
                              results_dir=out)
         t = time.monotonic()
-        with open(os.path.join(out, 'run.log'), 'w') as log, contextlib.redirect_stdout(log):
+        with open(os.path.join(out, 'run.log'), 'w') as log, \
+                (self.stdout.to(log) if self.stdout else contextlib.redirect_stdout(log)):
             try:
                 run = self.ws.run(cfg, expected=self.enabled, restore=False)
             except RunError as e:
@@ -212,15 +256,90 @@ class Proof:
         suites = self.info[reg.path]['suites']
         return [(n, st) for n, st in self.base if n.split('.')[0] in suites]
 
-    def run_batch(self, k, batch):
+    # -- the pipeline: one kernel boots while the next one builds ---------------
+    # Under TCG a boot keeps one core busy and the build of the next patch
+    # (one file and the link) fits beside it.  The kernel is copied to a
+    # lane directory first: the build directory is the next patch's.
+    def lane(self, cfg, k):
+        ln = cfg.with_(variant='proof-lane%d' % k)
+        boot = os.path.join(ln.build_dir, 'arch', 'x86', 'boot')
+        os.makedirs(boot, exist_ok=True)
+        shutil.copy(os.path.join(cfg.build_dir, 'arch', 'x86', 'boot', 'bzImage'), boot)
+        names = ['.config'] + [n for n in os.listdir(cfg.build_dir)
+                               if n.startswith('.fs-kunit-timing')]
+        if cfg.init:
+            names.append(os.path.basename(cfg.initramfs))
+        for name in names:
+            shutil.copy(os.path.join(cfg.build_dir, name), os.path.join(ln.build_dir, name))
+        return ln
+
+    def build_batch(self, k, batch):
+        """Apply @batch (number k) and build; the kernel copied to a lane.
+        Returns (run, lane, seconds, why): run None when the build failed."""
+        if len(batch) == 1:
+            glob, out = self.info[batch[0].path]['glob'], os.path.join(self.out, batch[0].name)
+        else:
+            print('regressions: batch %d: %s' % (k, ' '.join(r.name for r in batch)),
+                  flush=True)
+            glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
+            out = os.path.join(self.out, 'batch-%d' % k)
+        os.makedirs(out, exist_ok=True)
+        for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
+                     'cases.json', 'tested.json'):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(out, name))
+        cfg = self.cfg.with_(extra_patches=tuple(r.path for r in batch), filter=glob,
+                             results_dir=out)
+        t = time.monotonic()
+        with open(os.path.join(out, 'run.log'), 'w') as log, self.stdout.to(log):
+            try:
+                run = Run(cfg)
+                run.tree_id, run.stamp, cases = self.ws.prepare(cfg, listed=self.enabled)
+                run.expected = [c for c in cases if self.ws.wanted(cfg, c)]
+                if not run.expected:
+                    raise RunError('FILTER=%s matches none of the enabled cases' % glob)
+                write_provenance(cfg, run, self.ws.tree)
+                ln = self.lane(cfg, k % 2)
+            except RunError as e:
+                print('run: error: %s' % e)
+                return None, None, time.monotonic() - t, '%s (log: %s/run.log)' % (
+                    str(e).splitlines()[0], out)
+        return run, ln, time.monotonic() - t, ''
+
+    def boot_batch(self, run, ln, seconds):
+        """(cases, seconds, why) of a built batch's boot; cases None when it
+        failed.  Runs in the boot thread."""
+        t = time.monotonic()
+        with open(os.path.join(run.cfg.results, 'run.log'), 'a') as log, \
+                self.stdout.to(log, boot=True):
+            try:
+                self.ws.execute(ln, run)
+            except RunError as e:
+                print('run: error: %s' % e)
+                return None, seconds + time.monotonic() - t, '%s (log: %s/run.log)' % (
+                    str(e).splitlines()[0], run.cfg.results)
+        return run.cases, seconds + time.monotonic() - t, ''
+
+    def start(self, k, batch):
+        """Build @batch now, boot it in the boot thread: a future of
+        (cases, seconds, why)."""
+        run, ln, seconds, why = self.build_batch(k, batch)
+        if run is None:
+            done = concurrent.futures.Future()
+            done.set_result((None, seconds, why))
+            return done
+        return self.booter.submit(self.boot_batch, run, ln, seconds)
+
+    def finish(self, k, batch, future):
         """{patch: (verdict, detail, named, seconds)}; a crash or an error in a
         batch is not pinned on a patch: each then runs alone."""
+        cases, seconds, why = future.result()
         if len(batch) == 1:
-            return {batch[0].path: self.run_one(batch[0])}
-        print('regressions: batch %d: %s' % (k, ' '.join(r.name for r in batch)), flush=True)
-        suites = set().union(*(self.info[r.path]['suites'] for r in batch))
-        cases, seconds, why = self.run_kernel(batch, cover(suites),
-                                              os.path.join(self.out, 'batch-%d' % k))
+            r = batch[0]
+            if cases is None:
+                return {r.path: ('ERROR', why, [], seconds)}
+            return {r.path: judge(self.own_baseline(r), cases, r.expect, r.may, r.report)
+                    + (seconds,)}
         if cases is None or any(c['status'] == results.ERROR for c in cases):
             print('regressions: batch %d %s: each patch alone' % (k, why or 'crashed'),
                   flush=True)
@@ -291,29 +410,41 @@ class Proof:
         unnamed = [n for n in counted if not named_by(n, globs)]
         batches = plan([(r, files, own) for r, files, own in items])
         t0, k = time.monotonic(), 0
-        try:
-            for b, batch in enumerate(batches, 1):
-                if len(batch) == 1:
-                    print('regressions: [%d/%d] %s ...' % (k + 1, len(items), batch[0].name),
+
+        def show(batch, verdicts):
+            nonlocal k
+            done.update(verdicts)
+            per_patch = (time.monotonic() - t0) / (k + len(batch))
+            for r in batch:
+                k += 1
+                verdict, detail, named, seconds = done[r.path]
+                caught = sum(done[p][0].startswith('caught') for p in done if p in self.info)
+                shown = '%d named cases failed' % len(named) \
+                    if verdict.startswith('caught') else detail
+                print('regressions: [%d/%d] %s: %s in %.0f s: %s (caught so far %d; %.0f s '
+                      'per patch)' % (k, len(items), r.name, verdict, seconds, shown, caught,
+                                      per_patch), flush=True)
+                if verdict == 'NOISY':
+                    print('regressions: if the bug is meant to fail them, add to its '
+                          'header:\n' + '\n'.join(
+                              '  Expect-fail: ' + n
+                              for n in detail[len('also failed: '):].split('; ')),
                           flush=True)
-                done.update(self.run_batch(b, batch))
-                per_patch = (time.monotonic() - t0) / (k + len(batch))
-                for r in batch:
-                    k += 1
-                    verdict, detail, named, seconds = done[r.path]
-                    caught = sum(done[p][0].startswith('caught') for p in done if p in self.info)
-                    shown = '%d named cases failed' % len(named) \
-                        if verdict.startswith('caught') else detail
-                    print('regressions: [%d/%d] %s: %s in %.0f s: %s (caught so far %d; %.0f s '
-                          'per patch)' % (k, len(items), r.name, verdict, seconds, shown, caught,
-                                          per_patch), flush=True)
-                    if verdict == 'NOISY':
-                        print('regressions: if the bug is meant to fail them, add to its '
-                              'header:\n' + '\n'.join(
-                                  '  Expect-fail: ' + n
-                                  for n in detail[len('also failed: '):].split('; ')),
-                              flush=True)
+        self.stdout = ThreadOut(sys.stdout)
+        self.booter = concurrent.futures.ThreadPoolExecutor(1)
+        saved, sys.stdout = sys.stdout, self.stdout
+        try:
+            pending = None
+            for b, batch in enumerate(batches, 1):
+                started = (b, batch, self.start(b, batch))
+                if pending:
+                    show(pending[1], self.finish(*pending))
+                pending = started
+            if pending:
+                show(pending[1], self.finish(*pending))
         finally:
+            self.booter.shutdown(wait=True)
+            sys.stdout, self.stdout = saved, None
             # Leave the tree as make run expects it: series only.
             ws.sync()
         rows = [(r.name, *done[r.path]) for r in patches]

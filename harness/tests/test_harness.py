@@ -477,6 +477,13 @@ class PlanTest(unittest.TestCase):
                          [['q'], ['j'], ['m']])
 
 
+    def test_a_patch_that_crashes_runs_alone(self):
+        crash = catalogue.Regression('c.patch', ['ext4_dquot'], [], [], None, 'default',
+                                     'builtin', '', crash='NULL dereference')
+        self.assertEqual(self.plan((crash, ['fs/ext4/super.c'], ['ext4_dquot']),
+                                   ('j', ['fs/jfs/namei.c'], ['jfs_dquot'])), [[crash], ['j']])
+
+
 class DocCheckTest(unittest.TestCase):
     """doccheck on a fake tree."""
 
