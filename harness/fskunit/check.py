@@ -131,7 +131,7 @@ STEPS = [
     ('debug-suite', suite, dict(profile='debug', mode='builtin', alone='')),
     ('debug-regressions', regressions, dict(profile='debug', mode='builtin', alone='')),
     # Mutation analysis, a fixed sample (mutants/sample): the former survivors
-    # and two mutants of every guarded file are still caught.  make mutants
+    # and a mutant of every guarded file are still caught.  make mutants
     # runs them all.
     ('mutants', mutant_sample, dict(profile='default', mode='builtin', alone='')),
 ]

@@ -543,7 +543,15 @@ def build(ws, cfg, planned, profiles):
     try:
         mutated = ws.sync((patch,))
         for profile in profiles:
-            ws.build(cfg.with_(profile=profile, variant='mutants'), mutated, warnings=False)
+            mut = cfg.with_(profile=profile, variant='mutants')
+            if not os.path.exists(os.path.join(mut.build_dir, '.config')):
+                # A copy of the profile's own build: kbuild then compiles only
+                # what the schemata change, where an empty directory would
+                # preprocess every file again to find it in the cache.
+                shutil.rmtree(mut.build_dir, ignore_errors=True)
+                shutil.copytree(cfg.with_(profile=profile, variant='').build_dir,
+                                mut.build_dir, symlinks=True)
+            ws.build(mut, mutated, warnings=False)
     finally:
         ws.sync()
         for p, ns in times.items():
@@ -920,7 +928,7 @@ def write(cfg, ms, planned, times, problems, select):
     say('mutants: score %d/%d; results/%s.md' % (detected, judged, name))
 
 
-def write_sample(top, results_json, per_file=2):
+def write_sample(top, results_json, per_file=1):
     """mutants/sample from a full run (results/mutants.json): every mutant
     that mutants/survivors says once survived, and @per_file killed ones of
     each scope file, of different operators, default profile first."""
