@@ -501,7 +501,9 @@ static void dquot_acquire_returns_format_error(struct kunit *test)
 	/* The header is written only when something changed it. */
 	mark_info_dirty(ctx->sb, USRQUOTA);
 	expect_dqget_error(test, user(OTHER_UID), p->read_err ?: p->commit_err ?: p->info_err);
-	s->read_err = s->commit_err = s->info_err = 0;
+	s->read_err = 0;
+	s->commit_err = 0;
+	s->info_err = 0;
 	dquot = dqget(ctx->sb, user(OTHER_UID));
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dquot);
 	KUNIT_EXPECT_EQ(test, ctx->stub->calls, 2);
