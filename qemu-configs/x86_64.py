@@ -8,11 +8,13 @@
 # - nokaslr keeps runs and oops addresses comparable;
 # - TCG is asked for explicitly: /dev/kvm exists on our machines but guests
 #   stall under it. KUNIT_QEMU_ACCEL=kvm opts back in;
-# - with an initramfs (MODE=modules, make coverage: the harness sets
-#   FS_KUNIT_INIT), its /init ends QEMU when it is done.  kunit.py appends
-#   kunit_shutdown=reboot, which would restart the kernel as soon as its
-#   built-in tests ran; after '--' it goes to init instead, which ignores it.
+# - with an initramfs (MODE=modules, make coverage: the harness gives
+#   kunit.py --qemu_args=-initrd ...), its /init ends QEMU when it is done.
+#   kunit.py appends kunit_shutdown=reboot, which would restart the kernel as
+#   soon as its built-in tests ran; after '--' it goes to init instead, which
+#   ignores it.  The config reads that from kunit.py's own command line.
 import os
+import sys
 
 from ..qemu_config import QemuArchParams
 
@@ -23,6 +25,8 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr' +
-			   (' --' if os.environ.get('FS_KUNIT_INIT') else ''),
+			   (' --' if any(a.startswith('--qemu_args=') and
+					 '-initrd' in a.split('=', 1)[1].split()
+					 for a in sys.argv) else ''),
 			   extra_qemu_params=['-bios', 'qboot.rom',
 					      '-accel', os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'])

@@ -175,10 +175,6 @@ class Workspace:
             cmd += ['--make_options=' + o for o in cfg.make_options]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=cfg.ccache_dir,
                    CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree, KUNIT_QEMU_ACCEL=cfg.accel)
-        # qemu-configs/x86_64.py: after the built-in suites, /init runs.
-        env.pop('FS_KUNIT_INIT', None)
-        if cfg.init:
-            env['FS_KUNIT_INIT'] = '1'
         if stdout is None and each_line is None:
             # Through sys.stdout, so that a caller may keep it (a regression
             # patch's run.log).

@@ -107,6 +107,37 @@ class WorkspaceLockTest(unittest.TestCase):
             got[0].close()
 
 
+class QemuConfigTest(unittest.TestCase):
+    """qemu-configs/x86_64.py, loaded by kunit.py's own loader: '--' ends the
+    kernel's command line exactly when an initramfs comes with it, so that
+    kunit.py's kunit_shutdown=reboot goes to /init."""
+
+    def command_line(self, argv):
+        needs_tree(self)
+        sys.path.insert(0, os.path.join(TREE, 'tools', 'testing', 'kunit'))
+        try:
+            import kunit_kernel
+            saved, sys.argv = sys.argv, argv
+            try:
+                _, ops = kunit_kernel._get_qemu_ops(
+                    os.path.join(os.path.dirname(HERE), '..', 'qemu-configs', 'x86_64.py'),
+                    None, None)
+            finally:
+                sys.argv = saved
+        finally:
+            sys.path.pop(0)
+        return ops._kernel_command_line
+
+    def test_an_initramfs_gets_the_shutdown_argument(self):
+        line = self.command_line(['kunit.py', 'exec', '--qemu_args=-initrd /x/init.cpio'])
+        self.assertTrue(line.endswith(' -- kunit_shutdown=reboot'), line)
+
+    def test_built_in_tests_shut_down_the_kernel(self):
+        line = self.command_line(['kunit.py', 'exec', '--qemu_args=-m 2G'])
+        self.assertNotIn(' --', line)
+        self.assertTrue(line.endswith(' kunit_shutdown=reboot'), line)
+
+
 class KtapTest(unittest.TestCase):
     def setUp(self):
         needs_tree(self)
