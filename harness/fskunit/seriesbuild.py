@@ -30,6 +30,11 @@ from .series import Mail
 from .workspace import RunError
 
 
+# What git bisect needs of a commit: it links, and modpost finds every symbol
+# a module uses.  bzImage (make all) only compresses vmlinux once more.
+TARGETS = ('vmlinux', 'modules')
+
+
 def make(cfg, tree, build, log, *targets):
     """make in @tree as kunit.py runs it (same compiler line, so the cache hits)."""
     with open(log, 'a') as out:
@@ -56,7 +61,8 @@ def step(cfg, tree):
         os.unlink(log)
     t = time.monotonic()
     shutil.copy(tip_config, os.path.join(build, '.config'))
-    rc = make(cfg, tree.path, build, log, 'olddefconfig') or make(cfg, tree.path, build, log)
+    rc = make(cfg, tree.path, build, log, 'olddefconfig') or \
+        make(cfg, tree.path, build, log, *TARGETS)
     new = []
     if rc == 0:
         # This commit's files, and every file touched so far if it changes a
@@ -113,7 +119,8 @@ def main(ws, cfg):
             os.unlink(log)
         shutil.copy(tip_config, os.path.join(build, '.config'))
         t = time.monotonic()
-        if make(cfg, tree.path, build, log, 'olddefconfig') or make(cfg, tree.path, build, log):
+        if make(cfg, tree.path, build, log, 'olddefconfig') or \
+                make(cfg, tree.path, build, log, *TARGETS):
             raise RunError('the pristine tree (%s) does not build: see %s\n%s'
                            % (tree.version, log, tail(log)))
         print('series-build: pristine %s: built in %.0f s' % (tree.version,
