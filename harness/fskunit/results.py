@@ -92,6 +92,26 @@ def kunit_tools(tree):
                 test.fskunit_directive = (m.group(2) or '', (m.group(3) or '').strip())
             return ok
         parser.parse_test_result = parse_test_result
+
+        # A parameterized case prints no plan, so 6.12's parse_test() takes
+        # the lines its first parameter prints before its result (its
+        # kmemleak mark, a lockdep report) as the case's own, after the
+        # "# Subtest:" header.  Where they start and end is kept, for
+        # _convert() to give them back to the first parameter.
+        header, plan = parser.parse_test_header, parser.parse_test_plan
+
+        def parse_test_header(lines, test):
+            found = header(lines, test)
+            test.fskunit_after_header = len(test.log)
+            return found
+
+        def parse_test_plan(lines, test):
+            found = plan(lines, test)
+            test.fskunit_first_child_log = (getattr(test, 'fskunit_after_header', 0),
+                                            len(test.log), found)
+            return found
+        parser.parse_test_header = parse_test_header
+        parser.parse_test_plan = parse_test_plan
         parser.fskunit_ready = True
     return parser, kjson
 
@@ -111,6 +131,10 @@ def _blocks(lines):
 
 def _convert(parser, t):
     children, log = [], list(t.log)
+    begin, end, planned = getattr(t, 'fskunit_first_child_log', (0, 0, True))
+    if t.subtests and not planned and end > begin:
+        t.subtests[0].log[:0] = log[begin:end]
+        del log[begin:end]
     for sub in t.subtests:
         if not sub.name and sub.status == parser.TestStatus.TEST_CRASHED:
             # kunit_parser's stand-in for a subtest that never reported: its

@@ -139,6 +139,20 @@ class QemuConfigTest(unittest.TestCase):
 
 
 class KtapTest(unittest.TestCase):
+    def test_a_report_before_the_first_parameter_result_is_that_parameter_s(self):
+        # A parameterized case prints no plan: the lines its first parameter
+        # prints before its result are that parameter's, not the case's.
+        needs_tree(self)
+        log = ['KTAP version 1', '1..1', '    KTAP version 1', '    # Subtest: s', '    1..1',
+               '        KTAP version 1', '        # Subtest: op',
+               '    # op: kmemleak: case pid 688, jiffies 1', '',
+               'WARNING: bad unlock balance detected!', 'kunit_try_catch/688 is trying',
+               '        ok 1 first', '    # op: kmemleak: case pid 690, jiffies 2',
+               '        ok 2 second', '    # op: pass:2 fail:0 skip:0 total:2',
+               '    ok 1 op', '# s: pass:1 fail:0 skip:0 total:1', 'ok 1 s']
+        status = {p: t.status for p, t in results.leaves(results.parse(log, TREE))}
+        self.assertEqual(status, {'s.op.first': results.FAIL, 's.op.second': results.PASS})
+
     def setUp(self):
         needs_tree(self)
 
