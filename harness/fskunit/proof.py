@@ -37,7 +37,7 @@ import time
 
 from . import catalogue, doccheck, results
 from .catalogue import named_by, whole_suite
-from .workspace import Run, RunError, write_provenance
+from .workspace import Run, RunError, clear_results, write_provenance
 
 
 class ThreadOut:
@@ -283,13 +283,9 @@ class Proof:
                   flush=True)
             glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
             out = os.path.join(self.out, 'batch-%d' % k)
-        os.makedirs(out, exist_ok=True)
-        for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
-                     'cases.json', 'tested.json'):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(out, name))
         cfg = self.cfg.with_(extra_patches=tuple(r.path for r in batch), filter=glob,
                              results_dir=out)
+        clear_results(cfg)
         t = time.monotonic()
         with open(os.path.join(out, 'run.log'), 'w') as log, self.stdout.to(log):
             try:

@@ -424,11 +424,7 @@ class Workspace:
             nonlocal t
             run.phases.append((name, time.monotonic() - t))
             t = time.monotonic()
-        os.makedirs(cfg.results, exist_ok=True)
-        for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
-                     'cases.json', 'tested.json'):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(cfg.results, name))
+        clear_results(cfg)
         try:
             run.tree_id, run.stamp, cases = self.prepare(cfg, phase, listed=expected)
             run.expected = [c for c in cases if self.wanted(cfg, c)]
@@ -485,6 +481,15 @@ def name_reloads(suites):
         if suite.name in seen:
             suite.name += '@reload'
         seen.add(suite.name)
+
+
+def clear_results(cfg):
+    """No result file of an earlier run may pass for this one's."""
+    os.makedirs(cfg.results, exist_ok=True)
+    for name in ('summary.txt', 'junit.xml', 'kunit.json', 'kunit.ktap', 'console.log',
+                 'cases.json', 'tested.json'):
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(cfg.results, name))
 
 
 def write_provenance(cfg, run, tree):
