@@ -189,19 +189,62 @@ def fix_problems(tree, group):
     return bad
 
 
-def upstream_form(group):
-    """Cover letter lines pointing to the fixes' upstream form (patches/upstream/)."""
+def read_bases(directory=None):
+    """patches/upstream/bases: (base, {patch: (file, commit, function, form)})."""
+    base, rows = '', {}
+    with open(os.path.join(directory or os.path.join(PATCHES, 'upstream'), 'bases')) as f:
+        for line in f:
+            words = line.split()
+            if not words or words[0].startswith('#'):
+                continue
+            if words[0] == 'base':
+                base = ' '.join(words[1:])
+            else:
+                n, path, commit, func, form = words
+                rows[n] = (path, commit, func, form)
+    return base, rows
+
+
+def diff_of(path):
+    """A patch's diff: what git apply reads, without message or index lines."""
+    with open(path) as f:
+        text = f.read().split('\n---\n', 1)[1]
+    return [line for line in text[text.index('diff --git'):].splitlines()
+            if not line.startswith('index ')]
+
+
+def bases_problems(fixes, directory=None):
+    """Every fix has a row; a mainline form has the series patch's diff."""
+    directory = directory or os.path.join(PATCHES, 'upstream')
+    _, rows = read_bases(directory)
+    bad = [f'patches/upstream/bases: no row for fix {n}' for n in fixes if n not in rows]
+    for n, (_, _, _, form) in rows.items():
+        if form == 'unchanged':
+            continue
+        ours = glob.glob(os.path.join(os.path.dirname(directory), n + '-*.patch'))
+        if not os.path.exists(os.path.join(directory, form)):
+            bad.append(f'patches/upstream/bases: {form} does not exist')
+        elif not ours or diff_of(ours[0]) != diff_of(os.path.join(directory, form)):
+            bad.append(f'patches/upstream/{form}: its diff is not patch {n}\'s')
+    return bad
+
+
+def upstream_form(group, bases):
+    """Cover letter lines: where each fix was checked against mainline."""
+    base, rows = bases
     lines = []
     for n in group['patches']:
-        found = sorted(glob.glob(os.path.join(PATCHES, 'upstream', n + '-*.patch')))
-        if found:
-            with open(found[0]) as f:
-                against = re.search(r'^Upstream-base: (.*)$', f.read(), re.M)
-            lines.append(f'Patch {n} in mainline form: patches/upstream/'
-                         f'{os.path.basename(found[0])} of the suite\'s repository, made against '
-                         f'{against.group(1) if against else "newer upstream files"}: checked '
-                         'with git apply --check there, not built.')
-    return [textwrap.fill(x, 72) for x in lines] + ([''] if lines else [])
+        if n not in rows:
+            continue
+        path, commit, func, form = rows[n]
+        lines.append(f'Patch {n} ' + ('applies to mainline unchanged' if form == 'unchanged' else
+                                      f'in mainline form is patches/upstream/{form} (same diff)')
+                     + f': {func} in {path}, commit {commit}.')
+    if not lines:
+        return []
+    lines.append(f'Checked with git apply --check against {base}, not built there; '
+                 "patches/upstream/bases in the suite's repository says how.")
+    return [textwrap.fill(x, 72, break_on_hyphens=False, break_long_words=False) for x in lines] + ['']
 
 
 def maintainers(tree, base, tip):
@@ -316,7 +359,9 @@ def main(tree_path, out, author=None):
     by_name = {g['name']: g for g in groups}
     exceptions = read_exceptions()
     version = tree_version(tree_path)
+    bases = read_bases()
     problems, passed, seen = [], 0, set()
+    problems += bases_problems([n for g in groups if g['fix'] for n in g['patches']])
 
     staging = tempfile.mkdtemp(prefix='series.', dir=os.path.dirname(out) or '.')
     try:
@@ -364,7 +409,7 @@ def main(tree_path, out, author=None):
             if listed:
                 letter += ['checkpatch --strict reports, kept on purpose:', '']
                 letter += [textwrap.fill(x, 72, subsequent_indent='    ') for x in listed] + ['']
-            letter += upstream_form(g)
+            letter += upstream_form(g, bases)
             letter += [f'Based on Debian\'s linux-source-6.12 {version}.']
             if not author:
                 letter += [''] + textwrap.wrap(

@@ -491,6 +491,26 @@ class SeriesTest(unittest.TestCase):
         self.assertEqual(ocfs2, by_name['kfence-fix']['patches'] + by_name['kunit-fs']['patches']
                          + by_name['ocfs2-fixes']['patches'])
 
+    def test_every_fix_says_where_it_applies_upstream(self):
+        fixes = [n for g in mail.read_covers(catalogue.read_series(TOP)) if g['fix']
+                 for n in g['patches']]
+        self.assertEqual(mail.bases_problems(fixes), [])
+
+    def test_a_mainline_form_whose_diff_drifted_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as d:
+            up = os.path.join(d, 'upstream')
+            os.mkdir(up)
+            patch = 'x\n---\ndiff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n'
+            for path, text in (('0001-fix.patch', patch), ('upstream/0001-fix.patch', patch),
+                               ('upstream/bases', 'base b\n0001 f 0 f() 0001-fix.patch\n')):
+                with open(os.path.join(d, path), 'w') as f:
+                    f.write(text)
+            self.assertEqual(mail.bases_problems(['0001'], up), [])
+            self.assertIn('no row for fix 0002', mail.bases_problems(['0002'], up)[0])
+            with open(os.path.join(up, '0001-fix.patch'), 'w') as f:
+                f.write(patch.replace('+b', '+c'))
+            self.assertIn("not patch 0001's", mail.bases_problems(['0001'], up)[0])
+
     def test_checkpatch_terse_lines_are_read(self):
         line = './0001-x.patch:12: WARNING:MSLEEP: msleep < 20ms can sleep for up to 20ms'
         self.assertEqual(mail.FINDING.match(line).groups(),
