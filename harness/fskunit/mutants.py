@@ -37,7 +37,6 @@ the scope names, stopping at the first case that fails:
 """
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import difflib
 import fnmatch
@@ -54,7 +53,7 @@ import time
 from typing import Dict, List, Optional
 
 from . import csource, gate, results, timing
-from .workspace import RunError, say
+from .workspace import RunError, boot_lane, say
 
 # What CALL_DEL and CALL_DUP delete or double: a reference, a sleeping
 # lock, memory: what a path out of a function must give back.  Left alone:
@@ -565,19 +564,9 @@ def build(ws, cfg, planned, profiles):
 
 
 def lane(cfg, profile, k):
-    """A directory from which kunit.py exec boots the profile's schemata
-    kernel (its test.log is the lane's own): two boot at once."""
-    built = cfg.with_(profile=profile, variant='mutants')
-    ln = cfg.with_(profile=profile, variant='mutants-lane%d' % k)
-    boot = os.path.join(ln.build_dir, 'arch', 'x86', 'boot')
-    os.makedirs(boot, exist_ok=True)
-    image = os.path.join(boot, 'bzImage')
-    if not os.path.islink(image):
-        with contextlib.suppress(OSError):
-            os.unlink(image)
-        os.symlink(os.path.join(built.build_dir, 'arch', 'x86', 'boot', 'bzImage'), image)
-    shutil.copy(os.path.join(built.build_dir, '.config'), os.path.join(ln.build_dir, '.config'))
-    return ln
+    """Lane k of the profile's schemata kernel: two boot at once."""
+    return boot_lane(cfg.with_(profile=profile, variant='mutants'),
+                     cfg.with_(profile=profile, variant='mutants-lane%d' % k))
 
 
 class Stop(Exception):

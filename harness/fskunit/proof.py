@@ -37,7 +37,7 @@ import time
 
 from . import catalogue, doccheck, results
 from .catalogue import named_by, whole_suite
-from .workspace import Run, RunError, clear_results, write_provenance
+from .workspace import Run, RunError, boot_lane, clear_results, write_provenance
 
 
 class ThreadOut:
@@ -261,17 +261,10 @@ class Proof:
     # (one file and the link) fits beside it.  The kernel is copied to a
     # lane directory first: the build directory is the next patch's.
     def lane(self, cfg, k):
-        ln = cfg.with_(variant='proof-lane%d' % k)
-        boot = os.path.join(ln.build_dir, 'arch', 'x86', 'boot')
-        os.makedirs(boot, exist_ok=True)
-        shutil.copy(os.path.join(cfg.build_dir, 'arch', 'x86', 'boot', 'bzImage'), boot)
-        names = ['.config'] + [n for n in os.listdir(cfg.build_dir)
-                               if n.startswith('.fs-kunit-timing')]
+        names = [n for n in os.listdir(cfg.build_dir) if n.startswith('.fs-kunit-timing')]
         if cfg.init:
             names.append(os.path.basename(cfg.initramfs))
-        for name in names:
-            shutil.copy(os.path.join(cfg.build_dir, name), os.path.join(ln.build_dir, name))
-        return ln
+        return boot_lane(cfg, cfg.with_(variant='proof-lane%d' % k), names, snapshot=True)
 
     def build_batch(self, k, batch):
         """Apply @batch (number k) and build; the kernel copied to a lane.

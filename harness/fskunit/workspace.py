@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from . import catalogue, gate, results, timing
 from .config import Config
@@ -481,6 +481,27 @@ def name_reloads(suites):
         if suite.name in seen:
             suite.name += '@reload'
         seen.add(suite.name)
+
+
+def boot_lane(built, lane, extra=(), snapshot=False):
+    """Make @lane's build directory one that kunit.py exec boots @built's
+    kernel from: its own test.log, so two lanes boot at once.  A build that
+    moves on while the lane boots (the proof's next batch) needs a
+    @snapshot of its bzImage; a fixed one (the mutants' schemata kernel) is
+    linked.  @extra: more files of @built's directory the boot reads."""
+    boot = os.path.join(lane.build_dir, 'arch', 'x86', 'boot')
+    os.makedirs(boot, exist_ok=True)
+    image = os.path.join(boot, 'bzImage')
+    source = os.path.join(built.build_dir, 'arch', 'x86', 'boot', 'bzImage')
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(image)
+    if snapshot:
+        shutil.copy(source, image)
+    else:
+        os.symlink(source, image)
+    for name in ('.config',) + tuple(extra):
+        shutil.copy(os.path.join(built.build_dir, name), os.path.join(lane.build_dir, name))
+    return lane
 
 
 def clear_results(cfg):
