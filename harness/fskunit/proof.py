@@ -206,22 +206,18 @@ class Proof:
         self.out = os.path.join(cfg.results, 'regressions')
         self.stdout = None  # a ThreadOut while the pipeline runs
 
-    def run_kernel(self, regs, suites, out):
-        """Apply @regs for one run of the suites the glob @suites matches.
-        Returns (cases, seconds, why): cases None when the run failed."""
-        os.makedirs(out, exist_ok=True)
-        cfg = self.cfg.with_(extra_patches=tuple(r.path for r in regs), filter=suites,
-                             results_dir=out)
-        t = time.monotonic()
-        with open(os.path.join(out, 'run.log'), 'w') as log, \
-                (self.stdout.to(log) if self.stdout else contextlib.redirect_stdout(log)):
-            try:
-                run = self.ws.run(cfg, expected=self.enabled, restore=False)
-            except RunError as e:
-                print('run: error: %s' % e)
-                return None, time.monotonic() - t, '%s (log: %s/run.log)' % (
-                    str(e).splitlines()[0], out)
-        return run.cases, time.monotonic() - t, ''
+    def to(self, log, boot=False):
+        """Print into @log: through the ThreadOut while the pipeline runs."""
+        return self.stdout.to(log, boot) if self.stdout else contextlib.redirect_stdout(log)
+
+    def run_kernel(self, regs, glob, out):
+        """One run now, built and booted in this thread: the baseline, or a
+        patch of a crashed batch alone (in lane 2: the pipeline's two may be
+        booting).  Returns (cases, seconds, why): cases None when it failed."""
+        run, ln, seconds, why = self.build(regs, glob, out, 2)
+        if run is None:
+            return None, seconds, why
+        return self.boot(run, ln, seconds)
 
     def baseline(self):
         """[(leaf, status)] of the whole suite on the series alone, in run
@@ -267,8 +263,7 @@ class Proof:
         return boot_lane(cfg, cfg.with_(variant='proof-lane%d' % k), names, snapshot=True)
 
     def build_batch(self, k, batch):
-        """Apply @batch (number k) and build; the kernel copied to a lane.
-        Returns (run, lane, seconds, why): run None when the build failed."""
+        """Apply @batch (number k) and build it; see build()."""
         if len(batch) == 1:
             glob, out = self.info[batch[0].path]['glob'], os.path.join(self.out, batch[0].name)
         else:
@@ -276,11 +271,18 @@ class Proof:
                   flush=True)
             glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
             out = os.path.join(self.out, 'batch-%d' % k)
-        cfg = self.cfg.with_(extra_patches=tuple(r.path for r in batch), filter=glob,
+        return self.build(batch, glob, out, k % 2)
+
+    def build(self, regs, glob, out, k):
+        """Apply @regs and build the kernel for the suites @glob matches,
+        copied to lane k.  Returns (run, lane, seconds, why): run None when
+        the build failed."""
+        os.makedirs(out, exist_ok=True)
+        cfg = self.cfg.with_(extra_patches=tuple(r.path for r in regs), filter=glob,
                              results_dir=out)
         clear_results(cfg)
         t = time.monotonic()
-        with open(os.path.join(out, 'run.log'), 'w') as log, self.stdout.to(log):
+        with open(os.path.join(out, 'run.log'), 'w') as log, self.to(log):
             try:
                 run = Run(cfg)
                 run.tree_id, run.stamp, cases = self.ws.prepare(cfg, listed=self.enabled)
@@ -288,19 +290,19 @@ class Proof:
                 if not run.expected:
                     raise RunError('FILTER=%s matches none of the enabled cases' % glob)
                 write_provenance(cfg, run, self.ws.tree)
-                ln = self.lane(cfg, k % 2)
+                ln = self.lane(cfg, k)
             except RunError as e:
                 print('run: error: %s' % e)
                 return None, None, time.monotonic() - t, '%s (log: %s/run.log)' % (
                     str(e).splitlines()[0], out)
         return run, ln, time.monotonic() - t, ''
 
-    def boot_batch(self, run, ln, seconds):
-        """(cases, seconds, why) of a built batch's boot; cases None when it
-        failed.  Runs in the boot thread."""
+    def boot(self, run, ln, seconds):
+        """(cases, seconds, why) of a built kernel's boot from its lane;
+        cases None when it failed.  The pipeline runs it in the boot thread."""
         t = time.monotonic()
         with open(os.path.join(run.cfg.results, 'run.log'), 'a') as log, \
-                self.stdout.to(log, boot=True):
+                self.to(log, boot=True):
             try:
                 self.ws.execute(ln, run)
             except RunError as e:
@@ -317,7 +319,7 @@ class Proof:
             done = concurrent.futures.Future()
             done.set_result((None, seconds, why))
             return done
-        return self.booter.submit(self.boot_batch, run, ln, seconds)
+        return self.booter.submit(self.boot, run, ln, seconds)
 
     def finish(self, k, batch, future):
         """{patch: (verdict, detail, named, seconds)}; a crash or an error in a
