@@ -14,6 +14,12 @@
 #                    the mount fails after the LVID was opened
 #   no-fileset       valid + the FSD's tag identifier broken: the mount fails
 #                    before the LVID is opened
+#   bad-unalloc-table  valid with an unallocated space table (mkudffs
+#                    --space=unalloctable) whose first extent is not a whole
+#                    number of blocks: read-only only
+#   ro-partition-unreadable-table  a read-only partition (accessType 1) with an
+#                    unallocated space table at a zero block: a read-only
+#                    mount never loads it
 # Edits go through udfedit.py, which recomputes tag checksums and CRCs.
 # Reproducible: mkudffs ignores SOURCE_DATE_EPOCH, so the clock is frozen.
 set -eu
@@ -32,5 +38,10 @@ read-rev) mk; "$here/udfedit.py" "$out" read-rev=0x0300 ;;
 ro-partition) mk; "$here/udfedit.py" "$out" access-type=1 ;;
 root-unreadable) mk; "$here/udfedit.py" "$out" root-unreadable ;;
 no-fileset) mk; "$here/udfedit.py" "$out" no-fileset ;;
+bad-unalloc-table) mk --space=unalloctable; "$here/udfedit.py" "$out" bad-unalloc-table ;;
+ro-partition-unreadable-table)
+	mk --space=unalloctable
+	"$here/udfedit.py" "$out" access-type=1
+	"$here/udfedit.py" "$out" unalloc-table-unreadable ;;
 *) echo "make-udf.sh: unknown variant $variant" >&2; exit 2 ;;
 esac

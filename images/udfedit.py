@@ -11,6 +11,10 @@ usage: udfedit.py IMAGE EDIT
   access-type=N     Partition Descriptor accessType (1: read-only)
   root-unreadable   FSD rootDirectoryICB -> a zero block inside the partition
   no-fileset        FSD tag identifier -> 0xFFFF: no File Set Descriptor
+  bad-unalloc-table the Unallocated Space Entry's first extent one byte longer:
+                    not a whole number of blocks (udf_check_unalloc_table())
+  unalloc-table-unreadable  the Partition Descriptor's unallocSpaceTable -> a
+                    zero block inside the partition: no descriptor to load
   show              print what the edits look at
 
 Offsets are ECMA-167 3rd edition / OSTA UDF 2.01 (fs/udf/ecma_167.h, osta_udf.h).
@@ -19,7 +23,7 @@ import struct
 import sys
 
 BLOCK = 2048
-TAG_PD, TAG_LVID, TAG_FSD = 5, 9, 256
+TAG_PD, TAG_LVID, TAG_FSD, TAG_USE = 5, 9, 256, 263
 
 
 def crc_itu_t(data, crc=0):
@@ -59,6 +63,13 @@ def partition(img):
     return start, length
 
 
+def zero_block(img):
+    """The last all-zero block of the partition, relative to its start."""
+    start, length = partition(img)
+    return next(b for b in range(length - 1, 0, -1)
+                if not any(img[(start + b) * BLOCK:(start + b + 1) * BLOCK]))
+
+
 def lvid_impuse(img, lvid):
     n, = struct.unpack_from('<I', img, lvid + 72)
     return lvid + 80 + 8 * n
@@ -78,9 +89,7 @@ def main():
             struct.pack_into('<I', img, pd + 184, int(edit.split('=')[1], 0))
             retag(img, pd)
     elif edit == 'root-unreadable':
-        start, length = partition(img)
-        zero = next(b for b in range(length - 1, 0, -1)
-                    if not any(img[(start + b) * BLOCK:(start + b + 1) * BLOCK]))
+        zero = zero_block(img)
         for fsd in find(img, TAG_FSD):
             struct.pack_into('<I', img, fsd + 404, zero)
             retag(img, fsd)
@@ -88,6 +97,25 @@ def main():
         for fsd in find(img, TAG_FSD):
             struct.pack_into('<H', img, fsd, 0xFFFF)
             retag(img, fsd)
+    elif edit == 'bad-unalloc-table':
+        start, _ = partition(img)
+        pd = find(img, TAG_PD)[0]
+        # partitionContentsUse: the Partition Header Descriptor, whose first
+        # short_ad is the unallocSpaceTable; the USE's ADs follow its 40 bytes.
+        length, block = struct.unpack_from('<II', img, pd + 56)
+        use = (start + block) * BLOCK
+        if not length or struct.unpack_from('<H', img, use)[0] != TAG_USE:
+            sys.exit('udfedit.py: no unallocated space table (mkudffs --space=unalloctable)')
+        ad, = struct.unpack_from('<I', img, use + 40)
+        struct.pack_into('<I', img, use + 40, ad + 1)
+        retag(img, use)
+    elif edit == 'unalloc-table-unreadable':
+        zero = zero_block(img)
+        for pd in find(img, TAG_PD):
+            if not struct.unpack_from('<I', img, pd + 56)[0]:
+                sys.exit('udfedit.py: no unallocated space table (mkudffs --space=unalloctable)')
+            struct.pack_into('<I', img, pd + 60, zero)
+            retag(img, pd)
     elif edit == 'show':
         for lvid in find(img, TAG_LVID):
             iu = lvid_impuse(img, lvid)

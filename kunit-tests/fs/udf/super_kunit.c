@@ -104,26 +104,29 @@ static void udf_unmount_closes_lvid(struct kunit *test)
 }
 
 /* Volumes that must mount read-only and stay untouched. */
-static const struct fs_kunit_image *const udf_kunit_ro_images[] = {
-	&udf_kunit_valid, &udf_kunit_write_rev, &udf_kunit_ro_partition,
+struct udf_kunit_volume {
+	const char *name;
+	const struct fs_kunit_image *image;
 };
 
-static void udf_kunit_ro_image_desc(const struct fs_kunit_image *const *image, char *desc)
-{
-	strscpy(desc, *image == &udf_kunit_valid ? "valid volume" :
-		      *image == &udf_kunit_write_rev ? "write-incompatible revision" :
-		      "read-only partition", KUNIT_PARAM_DESC_SIZE);
-}
+static const struct udf_kunit_volume udf_kunit_ro_volumes[] = {
+	{ "valid volume", &udf_kunit_valid },
+	{ "write-incompatible revision", &udf_kunit_write_rev },
+	{ "read-only partition", &udf_kunit_ro_partition },
+	{ "corrupt unallocated space table", &udf_kunit_bad_unalloc_table },
+	/* Allocation information it may never write is not even read. */
+	{ "read-only partition, unreadable space table",
+	  &udf_kunit_ro_partition_unreadable_table },
+};
 
-KUNIT_ARRAY_PARAM(udf_kunit_ro_images, udf_kunit_ro_images, udf_kunit_ro_image_desc);
+KUNIT_ARRAY_PARAM_DESC(udf_kunit_ro_volumes, udf_kunit_ro_volumes, name);
 
 static void udf_ro_mount_writes_nothing(struct kunit *test)
 {
-	const struct fs_kunit_image *image =
-		*(const struct fs_kunit_image *const *)test->param_value;
+	const struct udf_kunit_volume *v = test->param_value;
 
-	fs_kunit_unmount(test, fs_kunit_mount(test, "udf", image, SB_RDONLY, ""));
-	KUNIT_EXPECT_EQ(test, fs_kunit_first_change(test, image), -1);
+	fs_kunit_unmount(test, fs_kunit_mount(test, "udf", v->image, SB_RDONLY, ""));
+	KUNIT_EXPECT_EQ(test, fs_kunit_first_change(test, v->image), -1);
 }
 
 /* Mounts that must be refused. */
@@ -140,10 +143,14 @@ struct udf_kunit_refusal {
 	{ "rw, read-only partition", &udf_kunit_ro_partition, 0, -EACCES }
 #define UDF_KUNIT_READ_REV_RW \
 	{ "rw, read-incompatible revision", &udf_kunit_read_rev, 0, -EINVAL }
+/* Space the driver cannot account for: read-only (udf_fill_partdesc_info()). */
+#define UDF_KUNIT_BAD_UNALLOC_TABLE \
+	{ "rw, corrupt unallocated space table", &udf_kunit_bad_unalloc_table, 0, -EACCES }
 
 /* Refusals whose error is the seed's: the volume may not be written, or read. */
 static const struct udf_kunit_refusal udf_kunit_refusals[] = {
 	UDF_KUNIT_WRITE_REV, UDF_KUNIT_RO_PARTITION, UDF_KUNIT_READ_REV_RW,
+	UDF_KUNIT_BAD_UNALLOC_TABLE,
 	{ "ro, read-incompatible revision", &udf_kunit_read_rev, SB_RDONLY, -EINVAL },
 };
 
@@ -156,6 +163,7 @@ KUNIT_ARRAY_PARAM_DESC(udf_kunit_refusals, udf_kunit_refusals, name);
  */
 static const struct udf_kunit_refusal udf_kunit_rw_refusals[] = {
 	UDF_KUNIT_WRITE_REV, UDF_KUNIT_RO_PARTITION, UDF_KUNIT_READ_REV_RW,
+	UDF_KUNIT_BAD_UNALLOC_TABLE,
 	{ "rw, no fileset", &udf_kunit_no_fileset, 0, -EINVAL },
 };
 
@@ -257,7 +265,7 @@ static void udf_rw_mount_failing_late_closes_lvid(struct kunit *test)
 static struct kunit_case udf_kunit_cases[] = {
 	KUNIT_CASE(udf_rw_mount_marks_lvid_open),
 	KUNIT_CASE(udf_unmount_closes_lvid),
-	KUNIT_CASE_PARAM(udf_ro_mount_writes_nothing, udf_kunit_ro_images_gen_params),
+	KUNIT_CASE_PARAM(udf_ro_mount_writes_nothing, udf_kunit_ro_volumes_gen_params),
 	KUNIT_CASE_PARAM(udf_refused_mount_returns_error, udf_kunit_refusals_gen_params),
 	KUNIT_CASE_PARAM(udf_refused_mount_writes_nothing, udf_kunit_rw_refusals_gen_params),
 	KUNIT_CASE(udf_rw_remount_of_write_incompatible_returns_eacces),
