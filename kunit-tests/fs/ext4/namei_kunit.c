@@ -22,6 +22,7 @@
 #include <linux/quotaops.h>
 #include <linux/statfs.h>
 
+#include "ext4.h"
 #include "namei_kunit_images.h"
 
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
@@ -64,8 +65,46 @@ static int ext4_kunit_init(struct kunit *test)
 	return fs_kunit_ns_init(test, &ext4_kunit_ns);
 }
 
+/*
+ * EXT4_IOC_SWAP_BOOT swaps a file with the boot loader inode and takes the
+ * file's blocks out of its owner's usage: the boot loader's are charged to
+ * no one.  With the quota feature, quota is journalled, so the usage is
+ * written in the swap's own transaction, which must have the credits for
+ * it: otherwise the handle runs out, the quota write fails, and ext4
+ * records a filesystem error.
+ */
+static void swap_boot_moves_usage_in_its_transaction(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct kqid owner = make_kqid_uid(KUIDT_INIT(FS_KUNIT_OBJ_UID(FS_KUNIT_OWNED)));
+	struct qc_dqblk before, after;
+	struct inode *inode;
+	struct file *file;
+	loff_t bytes, left;
+	int errors;
+	long err;
+
+	file = file_open_root_mnt(ns->mnt, "owned", O_RDWR, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	inode = file_inode(file);
+	bytes = inode_get_bytes(inode);
+	KUNIT_ASSERT_GT(test, bytes, 0);
+	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(ns->sb, owner, &before), 0);
+	err = file->f_op->unlocked_ioctl(file, EXT4_IOC_SWAP_BOOT, 0);
+	KUNIT_EXPECT_EQ(test, dquot_get_dqblk(ns->sb, owner, &after), 0);
+	left = inode_get_bytes(inode);
+	errors = READ_ONCE(EXT4_SB(ns->sb)->s_add_error_count);
+	__fput_sync(file);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ_MSG(test, errors, 0, "the swap's handle ran out of credits");
+	/* The boot loader inode had never been used: the file is empty now. */
+	KUNIT_EXPECT_EQ(test, left, 0);
+	KUNIT_EXPECT_EQ(test, after.d_space, before.d_space - bytes);
+}
+
 static struct kunit_case ext4_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ext4_kunit),
+	KUNIT_CASE(swap_boot_moves_usage_in_its_transaction),
 	{}
 };
 
