@@ -410,12 +410,11 @@ class Workspace:
         phase('case list')
         return tree_id, stamp, cases
 
-    def run(self, cfg=None, expected=None, restore=True):
-        """sync, build, list the cases, boot and judge.  @expected: the list
-        of enabled cases from another build of the same tests (a regression
-        patch changes kernel code, not which cases exist), which saves a
-        listing boot.  @restore: put the tree back without the extra patches
-        afterwards (the regression proof moves on to the next patch instead)."""
+    def run(self, cfg=None):
+        """sync, build, list the cases, boot and judge; the tree is put back
+        without EXTRA_PATCHES afterwards (the regression proof, which moves
+        on to the next patch instead, builds and boots through prepare() and
+        execute())."""
         cfg = cfg or self.cfg
         run = Run(cfg)
         t = time.monotonic()
@@ -426,7 +425,7 @@ class Workspace:
             t = time.monotonic()
         clear_results(cfg)
         try:
-            run.tree_id, run.stamp, cases = self.prepare(cfg, phase, listed=expected)
+            run.tree_id, run.stamp, cases = self.prepare(cfg, phase)
             run.expected = [c for c in cases if self.wanted(cfg, c)]
             if not run.expected:
                 raise RunError('FILTER=%s matches none of the %d enabled cases (try e.g. %s)'
@@ -435,7 +434,7 @@ class Workspace:
             self.execute(cfg, run)
             phase('tests')
         finally:
-            if cfg.extra_patches and restore:
+            if cfg.extra_patches:
                 say('restoring the tree without EXTRA_PATCHES')
                 self.sync()
         return run
