@@ -84,12 +84,13 @@ static void swap_boot_moves_usage_in_its_transaction(struct kunit *test)
 	int errors;
 	long err;
 
-	file = file_open_root_mnt(ns->mnt, "owned", O_RDWR, 0);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
-	inode = file_inode(file);
+	/* Every assertion that can stop the case comes before the open. */
+	inode = d_inode(ns->obj[FS_KUNIT_OWNED]);
 	bytes = inode_get_bytes(inode);
 	KUNIT_ASSERT_GT(test, bytes, 0);
 	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(ns->sb, owner, &before), 0);
+	file = file_open_root_mnt(ns->mnt, "owned", O_RDWR, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
 	err = file->f_op->unlocked_ioctl(file, EXT4_IOC_SWAP_BOOT, 0);
 	KUNIT_EXPECT_EQ(test, dquot_get_dqblk(ns->sb, owner, &after), 0);
 	left = inode_get_bytes(inode);
