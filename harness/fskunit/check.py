@@ -133,11 +133,27 @@ STEPS = [
 ]
 
 
+# What a failing step's log says of its failures.  CI shows only the tail of
+# the output, so these lines are repeated there, just above the sum.
+FAILURE_LINE = re.compile(r'\b(FAIL|ERROR|MISSED|NOISY|SURVIVED|not ok|error|Traceback|'
+                          r'stopped|never reported|problems?)\b')
+TALLY = re.compile(r'^\d+ passed, \d+ failed, \d+ skipped$')
+
+
+def failure_lines(path, most=8):
+    """The last @most lines of a step's log that speak of a failure."""
+    with open(path, errors='replace') as f:
+        lines = [line.rstrip() for line in f]
+    found = [line for line in lines if FAILURE_LINE.search(line) and not TALLY.match(line)]
+    return found[-most:]
+
+
 def main(ws, cfg, packages_seconds=None):
     os.makedirs(os.path.join(cfg.top, 'results'), exist_ok=True)
     total = [0, 0, 0]
     phases = ['packages %d s' % packages_seconds] if packages_seconds is not None else []
     t_all = time.monotonic()
+    failed_steps = []
     for name, fn, settings in STEPS:
         step_cfg = cfg.with_(filter='', extra_patches=(), **settings)
         print('== %s: %s %s' % (name, fn.__name__, step_cfg.describe()), flush=True)
@@ -154,7 +170,14 @@ def main(ws, cfg, packages_seconds=None):
                 got = (0, 1, 0)
             print('%d passed, %d failed, %d skipped' % got, flush=True)
         total = [a + b for a, b in zip(total, got)]
+        if got[1]:
+            failed_steps.append((name, got[1]))
         phases.append('%s %.0f s' % (name, time.monotonic() - t))
+    for name, n in failed_steps:
+        log = os.path.join(cfg.top, 'results', 'check-%s.log' % name)
+        print('check: %s: %d failed (results/check-%s.log):' % (name, n, name))
+        for line in failure_lines(log):
+            print('check:   ' + line[:200])
     print('check: time per step: %s (total %.0f s)' % (', '.join(phases),
                                                         time.monotonic() - t_all))
     line = '%d passed, %d failed, %d skipped' % tuple(total)

@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'harness'))
-from fskunit import (catalogue, coverage, csource, doccheck, gate, mutants, proof,  # noqa: E402
-                     results, timing)
+from fskunit import (catalogue, check, coverage, csource, doccheck, gate, mutants,  # noqa: E402
+                     proof, results, timing)
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
 from fskunit.tree import Tree  # noqa: E402
@@ -742,6 +742,21 @@ class TimingTest(unittest.TestCase):
             self.assertEqual(timing.timeout(cfg, ['small_suite']), timing.FLOOR)
             self.assertEqual(timing.timeout(cfg, ['never_measured']),
                              cfg.reference_seconds * timing.UNMEASURED_FACTOR)
+
+
+class CheckTest(unittest.TestCase):
+    """CI shows the tail of make check: a failing step's failures are there."""
+
+    def test_a_failed_steps_failure_lines_are_picked_from_its_log(self):
+        with tempfile.NamedTemporaryFile('w', suffix='.log') as log:
+            log.write('regressions: [1/2] ext4/01: caught in 9 s: 1 named cases failed\n'
+                      'regressions: [2/2] ext4/02: MISSED in 9 s: still passing: a.b\n'
+                      '1 passed, 1 failed, 0 skipped\n'
+                      'run: FAIL: quota_dquot.dqget_x (expected -5)\n')
+            log.flush()
+            self.assertEqual(check.failure_lines(log.name),
+                             ['regressions: [2/2] ext4/02: MISSED in 9 s: still passing: a.b',
+                              'run: FAIL: quota_dquot.dqget_x (expected -5)'])
 
 
 class MutantsTest(unittest.TestCase):
