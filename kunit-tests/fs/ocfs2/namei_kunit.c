@@ -15,6 +15,9 @@
  * nor RENAME_EXCHANGE.  The image is mounted locally (no cluster stack),
  * with quota as a filesystem feature.
  *
+ * A reflink (OCFS2_IOC_REFLINK) initializes the quota of the directory
+ * that gets the new name, in ocfs2_vfs_reflink().
+ *
  * The last dqget() caller is quota recovery: after a crash the local quota
  * file still holds usage the global file has not seen, and
  * ocfs2_recover_local_quota_file() takes the dquot of every id in it.
@@ -27,12 +30,19 @@
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/fs.h>
+#include <linux/namei.h>
 #include <linux/quotaops.h>
 #include <linux/workqueue.h>
 
 #include "ocfs2.h"
 #include "dlmglue.h"
 #include "quota.h"
+/* What refcounttree.h declares its functions with. */
+#include "inode.h"
+#include "alloc.h"
+#include "suballoc.h"
+#include "xattr.h"
+#include "refcounttree.h"
 #include "namei_kunit_images.h"
 
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
@@ -274,6 +284,38 @@ static void chown_returns_transfer_error(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, i_uid_read(owned), FS_KUNIT_OBJ_UID(FS_KUNIT_OWNED));
 }
 
+/*
+ * reflink_returns_dir_dquot_error() - ocfs2_vfs_reflink() initializes the
+ * quota of the directory that gets the new name before it creates
+ * anything: when that fails, the reflink fails with the error and the name
+ * stays unused.  Called as the ioctl does, with the directory locked.
+ * (Whether a reflink is made when the quota works cannot be seen here: on
+ * this small volume the reflink itself fails with -ENOSPC.)
+ */
+static void reflink_returns_dir_dquot_error(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct dentry *dir = ns->obj[FS_KUNIT_D2];
+	struct inode *di = d_inode(dir);
+	struct dentry *dentry;
+	int err;
+
+	fs_kunit_quota_fail(ns->stub, -EIO, USRQUOTA, FS_KUNIT_OBJ_UID(FS_KUNIT_D2));
+	inode_lock_nested(di, I_MUTEX_PARENT);
+	dentry = lookup_one_len("reflinked", dir, strlen("reflinked"));
+	if (IS_ERR(dentry)) {
+		inode_unlock(di);
+		KUNIT_FAIL(test, "lookup of the new name: %pe", dentry);
+		return;
+	}
+	err = ocfs2_vfs_reflink(ns->obj[FS_KUNIT_VICTIM], di, dentry, true);
+	inode_unlock(di);
+	KUNIT_EXPECT_EQ(test, err, -EIO);
+	KUNIT_EXPECT_TRUE_MSG(test, d_really_is_negative(dentry),
+			      "the reflink was made although the directory's quota failed");
+	dput(dentry);
+}
+
 static int ocfs2_kunit_init(struct kunit *test)
 {
 	return fs_kunit_ns_init(test, &ocfs2_kunit_ns);
@@ -283,6 +325,7 @@ static struct kunit_case ocfs2_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ocfs2_kunit),
 	KUNIT_CASE_PARAM(dir_dquot_error_unlocks_no_dir_lock, ocfs2_kunit_dir_gen_params),
 	KUNIT_CASE(chown_returns_transfer_error),
+	KUNIT_CASE(reflink_returns_dir_dquot_error),
 	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
 	KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage),
 	{}
