@@ -439,6 +439,33 @@ static void fs_kunit_unmount_action(void *data)
 		bdev_fput(file);
 }
 
+/* Mount @source as @fstype; the mount is dropped when the test ends. */
+static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
+			     const char *source, const char *options, struct vfsmount **mnt)
+{
+	struct file_system_type *type;
+	struct vfsmount *m;
+	char *opts;
+	int err;
+
+	type = get_fs_type(fstype);
+	if (!type)
+		kunit_skip(test, "filesystem %s is not available", fstype);
+	/* Option parsing writes into the string. */
+	opts = kunit_kstrdup(test, options, GFP_KERNEL);
+	if (!opts)
+		module_put(type->owner);
+	KUNIT_ASSERT_NOT_NULL(test, opts);
+	m = vfs_kern_mount(type, flags, source, opts);
+	module_put(type->owner);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
+	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
+	KUNIT_ASSERT_EQ(test, err, 0);
+	*mnt = m;
+	return 0;
+}
+
 /**
  * fs_kunit_try_mount_device() - mount what the test's RAM disk holds now
  * @test: the test; the mount is dropped when it ends
@@ -456,28 +483,9 @@ int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 			      const char *options, struct vfsmount **mnt)
 {
 	struct fs_kunit_disk *d = fs_kunit_disk(test);
-	struct file_system_type *type;
-	struct vfsmount *m;
-	char *opts;
-	int err;
 
 	KUNIT_ASSERT_NOT_NULL_MSG(test, d->disk, "no image was written");
-	type = get_fs_type(fstype);
-	if (!type)
-		kunit_skip(test, "filesystem %s is not available", fstype);
-	/* Option parsing writes into the string. */
-	opts = kunit_kstrdup(test, options, GFP_KERNEL);
-	if (!opts)
-		module_put(type->owner);
-	KUNIT_ASSERT_NOT_NULL(test, opts);
-	m = vfs_kern_mount(type, flags, d->path, opts);
-	module_put(type->owner);
-	if (IS_ERR(m))
-		return PTR_ERR(m);
-	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
-	KUNIT_ASSERT_EQ(test, err, 0);
-	*mnt = m;
-	return 0;
+	return fs_kunit_do_mount(test, fstype, flags, d->path, options, mnt);
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_try_mount_device);
 
@@ -528,6 +536,30 @@ struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 	return mnt;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_mount);
+
+/**
+ * fs_kunit_mount_nodev() - mount a filesystem that needs no device (tmpfs)
+ * @test: the test; the mount is dropped when it ends
+ * @fstype: filesystem type, e.g. "tmpfs"
+ * @options: mount options ("" for none)
+ *
+ * The case is skipped if @fstype is not available.
+ *
+ * Return: the mount; failures are assertions.
+ */
+struct vfsmount *fs_kunit_mount_nodev(struct kunit *test, const char *fstype,
+				      const char *options)
+{
+	struct vfsmount *mnt = NULL;
+	int err;
+
+	/* Every case starts by mounting, as the others by writing their image. */
+	fs_kunit_leak_mark(test);
+	err = fs_kunit_do_mount(test, fstype, 0, fstype, options, &mnt);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "mounting %s failed", fstype);
+	return mnt;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_mount_nodev);
 
 /**
  * fs_kunit_unmount() - unmount now and wait until the device is released

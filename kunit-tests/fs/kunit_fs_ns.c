@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The namespace fixture of the filesystem quota suites (ext4, ext2,
- * reiserfs, jfs, ocfs2): run one namespace or setattr operation on a mounted
- * image while ->acquire_dquot() fails, and check that the operation returns
- * the error and that the disk, read again after an unmount, holds what it
- * held before.
+ * reiserfs, jfs, ocfs2, tmpfs): run one namespace or setattr operation on a
+ * mounted image while ->acquire_dquot() fails, and check that the operation
+ * returns the error and that the disk, read again after an unmount, holds
+ * what it held before (tmpfs, which has no disk: what the mount holds).
  *
  * The suites only say which image to mount and which dquot_initialize()
  * calls each operation makes (struct fs_kunit_fault); the cases are here, so
@@ -20,7 +20,9 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/quotaops.h>
+#include <linux/sched.h>
 #include <linux/statfs.h>
+#include <linux/timekeeping.h>
 
 static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_CREATE] = "create", [FS_KUNIT_MKNOD] = "mknod", [FS_KUNIT_MKDIR] = "mkdir",
@@ -29,6 +31,7 @@ static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_RENAME_EXCHANGE] = "rename exchange", [FS_KUNIT_TMPFILE] = "tmpfile",
 	[FS_KUNIT_CHOWN] = "chown", [FS_KUNIT_CHGRP] = "chgrp",
 	[FS_KUNIT_OPEN_WRITE] = "open for writing",
+	[FS_KUNIT_RENAME_WHITEOUT] = "rename leaving a whiteout",
 };
 
 static const char *const fs_kunit_obj_paths[FS_KUNIT_NR_OBJS] = {
@@ -301,6 +304,13 @@ static void fs_kunit_ns_populate(struct kunit *test, struct fs_kunit_ns *ns,
 				 dir ? S_IFDIR | 0755 : S_IFREG | 0644,
 				 FS_KUNIT_OBJ_UID(i), FS_KUNIT_OBJ_GID(i));
 	}
+	/*
+	 * Quota kept in memory has no file to give entries to, and an inode of
+	 * the new owner's would keep its dquots cached: then nothing the
+	 * operations do would call ->acquire_dquot().
+	 */
+	if (suite->in_memory)
+		return;
 	fs_kunit_ns_make(test, ns->mnt, "pad", S_IFDIR | 0755, 0, 0);
 	fs_kunit_ns_make(test, ns->mnt, "pad/new", S_IFREG | 0644,
 			 FS_KUNIT_OBJ_UID(FS_KUNIT_NEW), FS_KUNIT_OBJ_GID(FS_KUNIT_NEW));
@@ -317,6 +327,22 @@ static void fs_kunit_ns_quota_on(struct kunit *test, struct fs_kunit_ns *ns)
 {
 	KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, USRQUOTA, "aquota.user"), 0);
 	KUNIT_ASSERT_EQ(test, fs_kunit_quota_on(test, ns->mnt, GRPQUOTA, "aquota.group"), 0);
+}
+
+/*
+ * Objects just made have the coarse clock's present time as their ctime,
+ * and so would anything an operation changed within the same tick: wait
+ * for the next one, so that every change shows.
+ */
+static void fs_kunit_ns_next_tick(void)
+{
+	struct timespec64 made, now;
+
+	ktime_get_coarse_real_ts64(&made);
+	do {
+		schedule_timeout_uninterruptible(1);
+		ktime_get_coarse_real_ts64(&now);
+	} while (timespec64_equal(&now, &made));
 }
 
 /* Unmount, and mount what the device holds now: nothing cached survives. */
@@ -346,16 +372,23 @@ int fs_kunit_ns_init(struct kunit *test, const struct fs_kunit_ns_suite *suite)
 	ns = kunit_kzalloc(test, sizeof(*ns), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ns);
 	ns->suite = suite;
-	ns->mnt = fs_kunit_mount(test, suite->fstype, suite->image, 0, suite->options);
+	if (suite->in_memory)
+		ns->mnt = fs_kunit_mount_nodev(test, suite->fstype, suite->options);
+	else
+		ns->mnt = fs_kunit_mount(test, suite->fstype, suite->image, 0, suite->options);
 	ns->sb = ns->mnt->mnt_sb;
 	if (suite->populate) {
 		fs_kunit_ns_populate(test, ns, suite);
 		/*
 		 * Mount the result afresh, as the other suites mount an image
 		 * made with its objects: nothing cached, so every dquot is
-		 * acquired again, through the stub.
+		 * acquired again, through the stub.  In memory, only the
+		 * objects' own owners have their dquots cached.
 		 */
-		fs_kunit_ns_mount_again(test, ns);
+		if (!suite->in_memory)
+			fs_kunit_ns_mount_again(test, ns);
+		else
+			fs_kunit_ns_next_tick();
 	}
 	if (suite->quota_files)
 		fs_kunit_ns_prime_quota_files(test, ns);
@@ -436,7 +469,8 @@ static int fs_kunit_rename(struct fs_kunit_ns *ns, enum fs_kunit_op op)
 	struct renamedata rd = {
 		.old_mnt_idmap = &nop_mnt_idmap, .old_dir = d_inode(odir),
 		.new_mnt_idmap = &nop_mnt_idmap, .new_dir = d_inode(ndir),
-		.flags = op == FS_KUNIT_RENAME_EXCHANGE ? RENAME_EXCHANGE : 0,
+		.flags = op == FS_KUNIT_RENAME_EXCHANGE ? RENAME_EXCHANGE :
+			 op == FS_KUNIT_RENAME_WHITEOUT ? RENAME_WHITEOUT : 0,
 	};
 	struct dentry *trap;
 	int err;
@@ -505,6 +539,7 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 	switch (op) {
 	case FS_KUNIT_RENAME_REPLACE:
 	case FS_KUNIT_RENAME_EXCHANGE:
+	case FS_KUNIT_RENAME_WHITEOUT:
 		err = fs_kunit_rename(ns, op);
 		break;
 	case FS_KUNIT_TMPFILE:
@@ -705,6 +740,9 @@ static void fs_kunit_ns_remount(struct kunit *test, struct fs_kunit_ns *ns)
 {
 	const struct fs_kunit_ns_suite *suite = ns->suite;
 
+	/* Its memory is all there is: an unmount would throw it away. */
+	if (suite->in_memory)
+		return;
 	fs_kunit_ns_unmount(test, ns);
 	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, suite->fstype, 0, suite->options,
 							&ns->mnt), 0);

@@ -66,6 +66,8 @@ int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const struct fs_kunit_image *image, int flags,
 				const char *options);
+struct vfsmount *fs_kunit_mount_nodev(struct kunit *test, const char *fstype,
+				      const char *options);
 void fs_kunit_unmount(struct kunit *test, struct vfsmount *mnt);
 void fs_kunit_set_stable_writes(struct kunit *test, bool stable);
 struct dentry *fs_kunit_lookup(struct kunit *test, struct dentry *dir,
@@ -148,6 +150,7 @@ enum fs_kunit_op {
 	FS_KUNIT_CREATE, FS_KUNIT_MKNOD, FS_KUNIT_MKDIR, FS_KUNIT_RMDIR, FS_KUNIT_UNLINK,
 	FS_KUNIT_SYMLINK, FS_KUNIT_LINK, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
 	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP, FS_KUNIT_OPEN_WRITE,
+	FS_KUNIT_RENAME_WHITEOUT,
 };
 
 /**
@@ -196,6 +199,9 @@ struct fs_kunit_fault {
  * @options: mount options
  * @quota_files: quotaon aquota.user and aquota.group after mounting
  * @populate: a bare mkfs image: make the objects and quota files first
+ * @in_memory: no device and no image (tmpfs): mounted from nothing and
+ *	populated; what "the disk" holds is then what the mount holds, since
+ *	it cannot be mounted again to be read back
  */
 struct fs_kunit_ns_suite {
 	const char *fstype;
@@ -203,6 +209,7 @@ struct fs_kunit_ns_suite {
 	const char *options;
 	bool quota_files;
 	bool populate;
+	bool in_memory;
 };
 
 /**
