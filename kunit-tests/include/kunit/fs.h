@@ -126,8 +126,8 @@ int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const 
 /*
  * The objects of the namespace fixture of every filesystem quota suite:
  * each image holds them (copied in by mkfs, or made by the fixture on a bare
- * mkfs image), each with its own owner (uid 1101 + n, gid 2101 + n), so a
- * stub failing one uid fails exactly one of an operation's
+ * mkfs image or a fresh tmpfs), each with its own owner (uid 1101 + n, gid
+ * 2101 + n), so a stub failing one uid fails exactly one of an operation's
  * dquot_initialize() calls.
  */
 enum fs_kunit_obj {
