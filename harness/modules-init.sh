@@ -49,6 +49,15 @@ for m in $(cat order); do
 			continue
 		fi
 		after=$(state)
+		# A kernel thread's last mntput() is deferred (delayed_mntput()),
+		# so a tmpfs the test mounted, and its dquots, may go a moment
+		# after rmmod returns: give that 10 s; what is still there is left.
+		tries=0
+		while [ "$after" != "$before" ] && [ $tries -lt 10 ]; do
+			sleep 1
+			tries=$((tries + 1))
+			after=$(state)
+		done
 		if [ "$after" != "$before" ]; then
 			problems="$problems unload $load left something behind;"
 			echo "$before" > /tmp/before
