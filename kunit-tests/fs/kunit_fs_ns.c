@@ -23,6 +23,7 @@
 #include <linux/sched.h>
 #include <linux/statfs.h>
 #include <linux/timekeeping.h>
+#include <linux/xattr.h>
 
 static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_CREATE] = "create", [FS_KUNIT_MKNOD] = "mknod", [FS_KUNIT_MKDIR] = "mkdir",
@@ -32,7 +33,11 @@ static const char *const fs_kunit_op_names[] = {
 	[FS_KUNIT_CHOWN] = "chown", [FS_KUNIT_CHGRP] = "chgrp",
 	[FS_KUNIT_OPEN_WRITE] = "open for writing",
 	[FS_KUNIT_RENAME_WHITEOUT] = "rename leaving a whiteout",
+	[FS_KUNIT_SETXATTR] = "setxattr",
 };
+
+/* What FS_KUNIT_SETXATTR sets on /owned, where the state looks for it. */
+#define FS_KUNIT_XATTR	"user.fs_kunit"
 
 static const char *const fs_kunit_obj_paths[FS_KUNIT_NR_OBJS] = {
 	[FS_KUNIT_D1] = "d1", [FS_KUNIT_D2] = "d2", [FS_KUNIT_VICTIM] = "d1/victim",
@@ -520,6 +525,15 @@ static int fs_kunit_open_write(struct fs_kunit_ns *ns)
 	return 0;
 }
 
+/* An extended attribute on /owned, which is left there. */
+static int fs_kunit_setxattr(struct fs_kunit_ns *ns)
+{
+	static const char value[] = "fs_kunit";
+
+	return vfs_setxattr(&nop_mnt_idmap, ns->obj[FS_KUNIT_OWNED], FS_KUNIT_XATTR, value,
+			    sizeof(value), 0);
+}
+
 /**
  * fs_kunit_ns_run() - run @op as the owner of new inodes (FS_KUNIT_NEW)
  * @test: the test; its ->priv is the struct fs_kunit_ns of the suite's init
@@ -555,6 +569,9 @@ int fs_kunit_ns_run(struct kunit *test, enum fs_kunit_op op)
 		break;
 	case FS_KUNIT_OPEN_WRITE:
 		err = fs_kunit_open_write(ns);
+		break;
+	case FS_KUNIT_SETXATTR:
+		err = fs_kunit_setxattr(ns);
 		break;
 	default:
 		err = fs_kunit_in_dir(ns, op);
@@ -610,12 +627,16 @@ void fs_kunit_ns_op_returns_error(struct kunit *test)
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_ns_op_returns_error);
 
-/* What the filesystem shows of the objects: entries, link counts, owner, free counts. */
+/*
+ * What the filesystem shows of the objects: entries, link counts, owner,
+ * FS_KUNIT_XATTR, free counts.
+ */
 struct fs_kunit_ns_state {
 	unsigned long ino[ARRAY_SIZE(fs_kunit_names)];	/* 0: no such entry */
 	unsigned int nlink[FS_KUNIT_NR_OBJS];		/* 0: gone */
 	uid_t uid;
 	gid_t gid;
+	bool xattr;		/* set on /owned (no user xattrs: never) */
 	u64 files_free;
 	u64 blocks_free;
 };
@@ -660,6 +681,8 @@ static void fs_kunit_ns_state(struct kunit *test, struct fs_kunit_ns *ns,
 		if (inode && i == FS_KUNIT_OWNED) {
 			st->uid = i_uid_read(inode);
 			st->gid = i_gid_read(inode);
+			st->xattr = vfs_getxattr(&nop_mnt_idmap, path.dentry, FS_KUNIT_XATTR,
+						 NULL, 0) >= 0;
 		}
 		if (inode)
 			path_put(&path);
@@ -753,9 +776,9 @@ static void fs_kunit_ns_remount(struct kunit *test, struct fs_kunit_ns *ns)
 
 /**
  * fs_kunit_ns_failed_op_leaves_disk_unchanged() - after the failure, no dquot
- * reference is kept and, read again from the disk after an unmount, no entry
- * was added or removed and link counts, ownership and free inodes and blocks
- * are as before
+ * reference is kept and, read again from the disk after an unmount, quota is
+ * on, no entry was added or removed and link counts, ownership, the extended
+ * attribute FS_KUNIT_SETXATTR sets and free inodes and blocks are as before
  * @test: the test; its parameter is a struct fs_kunit_fault
  *
  * The caches alone would not do: an operation that wrote the disk and then
@@ -775,6 +798,14 @@ void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test)
 	fs_kunit_quota_fail(ns->stub, 0, -1, FS_KUNIT_ANY_ID);
 	fs_kunit_ns_expect_no_leaks(test, ns);
 	fs_kunit_ns_remount(test, ns);
+	/*
+	 * A filesystem that takes the failure for damage to its quota files
+	 * marks them for repair and comes back without quota.
+	 */
+	KUNIT_EXPECT_TRUE_MSG(test, sb_has_quota_active(ns->sb, USRQUOTA),
+			      "user quota is off after the remount");
+	KUNIT_EXPECT_TRUE_MSG(test, sb_has_quota_active(ns->sb, GRPQUOTA),
+			      "group quota is off after the remount");
 	fs_kunit_ns_state(test, ns, &after);
 	for (i = 0; i < ARRAY_SIZE(fs_kunit_names); i++)
 		KUNIT_EXPECT_EQ_MSG(test, after.ino[i], before.ino[i], "entry %s/%s",
@@ -785,6 +816,7 @@ void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test)
 				    fs_kunit_obj_paths[i]);
 	KUNIT_EXPECT_EQ(test, after.uid, before.uid);
 	KUNIT_EXPECT_EQ(test, after.gid, before.gid);
+	KUNIT_EXPECT_EQ_MSG(test, after.xattr, before.xattr, "%s on /owned", FS_KUNIT_XATTR);
 	KUNIT_EXPECT_EQ_MSG(test, after.files_free, before.files_free, "free inodes");
 	KUNIT_EXPECT_EQ_MSG(test, after.blocks_free, before.blocks_free, "free blocks");
 }

@@ -150,7 +150,7 @@ enum fs_kunit_op {
 	FS_KUNIT_CREATE, FS_KUNIT_MKNOD, FS_KUNIT_MKDIR, FS_KUNIT_RMDIR, FS_KUNIT_UNLINK,
 	FS_KUNIT_SYMLINK, FS_KUNIT_LINK, FS_KUNIT_RENAME_REPLACE, FS_KUNIT_RENAME_EXCHANGE,
 	FS_KUNIT_TMPFILE, FS_KUNIT_CHOWN, FS_KUNIT_CHGRP, FS_KUNIT_OPEN_WRITE,
-	FS_KUNIT_RENAME_WHITEOUT,
+	FS_KUNIT_RENAME_WHITEOUT, FS_KUNIT_SETXATTR,
 };
 
 /**
@@ -267,7 +267,7 @@ void fs_kunit_ns_failed_op_leaves_disk_unchanged(struct kunit *test);
  * ->acquire_dquot() its row fails (fs_kunit_ns_op_returns_error()).
  * failed_op_leaves_disk_unchanged: after that failure no dquot reference is
  * kept, and what the filesystem reads back from the disk is what it read
- * before (fs_kunit_ns_failed_op_leaves_disk_unchanged()).  Both run on a
+ * before, quota on (fs_kunit_ns_failed_op_leaves_disk_unchanged()).  Both run on a
  * fresh mount made by fs_kunit_ns_init(), which the suite's ->init calls.
  */
 #define FS_KUNIT_NS_CASES(prefix)								\
