@@ -7,7 +7,7 @@ set -eu
 # QEMU; the mkfs tools and faketime the image scripts use; hyperfine for make bench;
 # lcov (genhtml) for make coverage
 PACKAGES="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev libssl-dev
-cpio xz-utils python3 git ccache busybox-static e2fsprogs udftools faketime jfsutils reiserfsprogs ocfs2-tools
+cpio xz-utils python3 git ccache busybox-static e2fsprogs udftools faketime jfsutils reiserfsprogs ocfs2-tools f2fs-tools
 hyperfine lcov"
 
 missing=

@@ -67,7 +67,7 @@ $D/make-ext4-quota.sh OUT project" \
 	ext4_kunit_project_image="$tmp/project.img"
 emit fs/ext2/namei_kunit_images.h "$D/make-ext.sh ext2 OUT" ext2_kunit_image="$tmp/ext2.img"
 
-for t in reiserfs jfs ocfs2; do
+for t in reiserfs jfs ocfs2 f2fs; do
 	"$here/make-bare.sh" "$t" "$tmp/$t.img"
 	emit "fs/$t/namei_kunit_images.h" "$D/make-bare.sh $t OUT" "${t}_kunit_image=$tmp/$t.img"
 done
