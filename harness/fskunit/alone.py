@@ -10,7 +10,7 @@ import os
 from .workspace import RunError, report
 
 DIRS = ['fs/quota', 'fs/udf', 'fs/ext4', 'fs/ext2', 'fs/jfs', 'fs/reiserfs', 'fs/ocfs2',
-        'block', 'mm']
+        'block', 'mm', 'fs/f2fs']
 
 
 def main(ws, cfg, dirs):

@@ -132,7 +132,7 @@ def judge(baseline, cases, expect, may=(), report=''):
 # another filesystem's suite sees: such patches, with disjoint suites, share one
 # kernel and one boot (the rebuild and boot are most of a patch's time).
 # Everything else (fs/quota, mm, block, fs/*.c) runs alone.
-PRIVATE = re.compile(r'^fs/(ext2|ext4|jfs|reiserfs|ocfs2|udf)/')
+PRIVATE = re.compile(r'^fs/(ext2|ext4|jfs|reiserfs|ocfs2|udf|f2fs)/')
 
 
 def plan(items):
