@@ -68,9 +68,12 @@ RETURN = re.compile(r'^(\s*)return (.+);\s*$')
 ERRISH = re.compile(r'^(err|error|ret|retval|rc|status|-E[A-Z]+|PTR_ERR\(.+\))$')
 IF_LINE = re.compile(r'^(\s*)(}\s*else\s+)?if \((.*)\)(\s*\{)?\s*$')
 GOTO = re.compile(r'\bgoto (\w+);')
-QUOTA_CALL = re.compile(r'^(\s*)(\w+) = (dquot_initialize|dquot_transfer)\((.*)\);\s*$')
-QUOTA_RESULT = re.compile(r'^\s*(\w+) = (?:__)?(dquot_initialize|dquot_transfer|dqget)\(')
-DQUOT_ARG = re.compile(r'\b(dquot_initialize|dquot_transfer)\(([^()]*)\)')
+# f2fs calls dquot_initialize() through f2fs_dquot_initialize() (its fault
+# injection), and keeps the dquot of a transfer in an array slot.
+QUOTA_CALL = re.compile(r'^(\s*)(\w+) = ((?:f2fs_)?dquot_initialize|dquot_transfer)\((.*)\);\s*$')
+QUOTA_RESULT = re.compile(r'^\s*(\w+(?:\[\w+\])?) = (?:__|f2fs_)?(dquot_initialize|dquot_transfer|'
+                          r'dqget)\(')
+DQUOT_ARG = re.compile(r'\b((?:f2fs_)?dquot_initialize|dquot_transfer)\(([^()]*)\)')
 INODE_NAMES = ('dir', 'inode', 'old_dir', 'new_dir', 'old_inode', 'new_inode', 'ip', 'dip',
                'old_ip', 'new_ip', 'parent', 'target', 'victim')
 DEBUG_OPS = ('CALL_DEL', 'CALL_DUP')
@@ -129,11 +132,12 @@ def _block_end(lines, i):
 
 
 # Calls that change nothing a quota call could guard (accessors, lookups,
-# computations, tracing): the quota call is moved past them to the first
-# call that does change something, or an equivalent mutant is made.
+# computations, tracing; f2fs_balance_fs() only makes room, by a garbage
+# collection no operation shows): the quota call is moved past them to the
+# first call that does change something, or an equivalent mutant is made.
 PURE = {'d_inode', 'strlen', 'BUG_ON', 'WARN_ON', 'OCFS2_SB', 'EXT4_SB', 'JFS_SBI', 'JFS_IP',
-        'REISERFS_SB', 'EXT2_SB', 'i_size_read', 'S_ISDIR', 'S_ISREG', 'S_ISLNK', 'le32_to_cpu',
-        'cpu_to_le32', 'mlog_errno', 'sizeof'}
+        'REISERFS_SB', 'EXT2_SB', 'F2FS_I_SB', 'F2FS_I', 'i_size_read', 'S_ISDIR', 'S_ISREG',
+        'S_ISLNK', 'le32_to_cpu', 'cpu_to_le32', 'mlog_errno', 'sizeof', 'f2fs_balance_fs'}
 PURE_NAME = re.compile(r'(^trace_|find_entry|lookup|_calc_|get_inode_loc)')
 
 
@@ -180,7 +184,7 @@ def _slice(lines, brace, end, mutate):
             while m and j < end - 1 and not lines[j].strip():
                 j += 1
             c = IF_LINE.match(lines[j]) if m else None
-            if c and re.search(r'\b%s\b' % re.escape(m.group(1)), c.group(3)):
+            if c and re.search(r'(?<!\w)%s(?!\w)' % re.escape(m.group(1)), c.group(3)):
                 ifs.add(j)
     elif mutate.startswith('if:'):
         pattern = re.compile(mutate[3:])
