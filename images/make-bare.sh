@@ -3,9 +3,10 @@
 # The images of the reiserfs, jfs, ocfs2 and f2fs quota suites: a bare mkfs,
 # each as small as its mkfs allows (the test's RAM disk is the image's size):
 # jfs 16 MiB, its minimum; reiserfs 5 MiB, its 1025-block journal and a
-# little (mkreiserfs refuses 4); ocfs2 7 MiB, its 4 MiB journal and
-# system files (mkfs.ocfs2 refuses 6.5); f2fs 52 MiB, the least mkfs.f2fs
-# formats with its six logs (it refuses 51).  Their mkfs cannot copy a tree
+# little (mkreiserfs refuses 4); ocfs2 10 MiB, its 4 MiB journal, system
+# files and room for a reflink (mkfs.ocfs2 refuses 6.5, and at 7 a reflink
+# fails with -ENOSPC); f2fs 52 MiB, the least mkfs.f2fs formats with its six
+# logs (it refuses 51).  Their mkfs cannot copy a tree
 # in, so the namespace fixture (fs/kunit_fs_ns.c) makes the objects at mount
 # time.
 #
@@ -29,7 +30,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -shared -fPIC -O2 -o "$tmp/fixed-random.so" "$here/fixed-random.c" -ldl
 rm -f "$out"
-case $type in reiserfs) size=5M ;; ocfs2) size=7M ;; f2fs) size=52M ;; *) size=16M ;; esac
+case $type in reiserfs) size=5M ;; ocfs2) size=10M ;; f2fs) size=52M ;; *) size=16M ;; esac
 truncate -s "$size" "$out"
 frozen() {
 	# shellcheck disable=SC2016

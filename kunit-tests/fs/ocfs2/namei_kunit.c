@@ -285,34 +285,60 @@ static void chown_returns_transfer_error(struct kunit *test)
 }
 
 /*
+ * ocfs2_vfs_reflink() of /d1/victim to /d2/reflinked, called as the ioctl
+ * does, with the directory locked.  Returns the new name's dentry, for the
+ * caller to put, or the error of its lookup; *@err is the reflink's.
+ */
+static struct dentry *ocfs2_kunit_reflink(struct fs_kunit_ns *ns, int *err)
+{
+	struct dentry *dir = ns->obj[FS_KUNIT_D2];
+	struct inode *di = d_inode(dir);
+	struct dentry *dentry;
+
+	inode_lock_nested(di, I_MUTEX_PARENT);
+	dentry = lookup_one_len("reflinked", dir, strlen("reflinked"));
+	if (!IS_ERR(dentry))
+		*err = ocfs2_vfs_reflink(ns->obj[FS_KUNIT_VICTIM], di, dentry, true);
+	inode_unlock(di);
+	return dentry;
+}
+
+/*
  * reflink_returns_dir_dquot_error() - ocfs2_vfs_reflink() initializes the
  * quota of the directory that gets the new name before it creates
  * anything: when that fails, the reflink fails with the error and the name
- * stays unused.  Called as the ioctl does, with the directory locked.
- * (Whether a reflink is made when the quota works cannot be seen here: on
- * this small volume the reflink itself fails with -ENOSPC.)
+ * stays unused.
  */
 static void reflink_returns_dir_dquot_error(struct kunit *test)
 {
 	struct fs_kunit_ns *ns = test->priv;
-	struct dentry *dir = ns->obj[FS_KUNIT_D2];
-	struct inode *di = d_inode(dir);
 	struct dentry *dentry;
-	int err;
+	int err = 0;
 
 	fs_kunit_quota_fail(ns->stub, -EIO, USRQUOTA, FS_KUNIT_OBJ_UID(FS_KUNIT_D2));
-	inode_lock_nested(di, I_MUTEX_PARENT);
-	dentry = lookup_one_len("reflinked", dir, strlen("reflinked"));
-	if (IS_ERR(dentry)) {
-		inode_unlock(di);
-		KUNIT_FAIL(test, "lookup of the new name: %pe", dentry);
-		return;
-	}
-	err = ocfs2_vfs_reflink(ns->obj[FS_KUNIT_VICTIM], di, dentry, true);
-	inode_unlock(di);
+	dentry = ocfs2_kunit_reflink(ns, &err);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dentry);
 	KUNIT_EXPECT_EQ(test, err, -EIO);
 	KUNIT_EXPECT_TRUE_MSG(test, d_really_is_negative(dentry),
 			      "the reflink was made although the directory's quota failed");
+	dput(dentry);
+}
+
+/*
+ * reflink_makes_the_link() - with the directory's quota working,
+ * ocfs2_vfs_reflink() goes on to make the reflink: it returns 0 only with
+ * the new name there.
+ */
+static void reflink_makes_the_link(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct dentry *dentry;
+	int err = -EINVAL;
+
+	dentry = ocfs2_kunit_reflink(ns, &err);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dentry);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, d_really_is_positive(dentry), "no reflink was made");
 	dput(dentry);
 }
 
@@ -326,6 +352,7 @@ static struct kunit_case ocfs2_kunit_cases[] = {
 	KUNIT_CASE_PARAM(dir_dquot_error_unlocks_no_dir_lock, ocfs2_kunit_dir_gen_params),
 	KUNIT_CASE(chown_returns_transfer_error),
 	KUNIT_CASE(reflink_returns_dir_dquot_error),
+	KUNIT_CASE(reflink_makes_the_link),
 	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
 	KUNIT_CASE(ocfs2_quota_recovery_stops_at_dquot_error_and_keeps_usage),
 	{}
