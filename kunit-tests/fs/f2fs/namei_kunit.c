@@ -36,7 +36,8 @@
  * the inode it moves.  A tmpfile's new inode is initialized again when it
  * is opened (dquot_file_open()), which fails too: only its dir is a row.
  * A whiteout is made, through the same __f2fs_tmpfile(), before the rename
- * initializes anything: its new inode is the rename's first call.
+ * initializes anything: its new inode is the rename's first call, and a
+ * failure after it must let go of the whiteout made.
  * f2fs_setxattr() initializes the inode it changes.
  */
 static const struct fs_kunit_fault f2fs_kunit_faults[] = {
@@ -52,6 +53,8 @@ static const struct fs_kunit_fault f2fs_kunit_faults[] = {
 	SITE(FS_KUNIT_RENAME_EXCHANGE, "old dir", FS_KUNIT_D1),
 	SITE(FS_KUNIT_RENAME_EXCHANGE, "new dir", FS_KUNIT_D2),
 	SITE(FS_KUNIT_RENAME_WHITEOUT, "whiteout", FS_KUNIT_NEW),
+	SITE(FS_KUNIT_RENAME_WHITEOUT, "new dir", FS_KUNIT_D2),
+	SITE(FS_KUNIT_RENAME_WHITEOUT, "new inode", FS_KUNIT_EXISTING),
 	FS_KUNIT_SETATTRS,
 	SITE(FS_KUNIT_OPEN_WRITE, "inode", FS_KUNIT_OWNED),
 	SITE(FS_KUNIT_SETXATTR, "inode", FS_KUNIT_OWNED),
