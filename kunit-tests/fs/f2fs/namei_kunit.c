@@ -254,7 +254,7 @@ static void statfs_of_project_dir_survives_acquire_error(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vfs_fileattr_set(&nop_mnt_idmap, ns->obj[FS_KUNIT_D1], &fa), 0);
 	/* Mounted again with limits on, so that no dquot of the project is cached. */
 	fs_kunit_ns_unmount(test, ns);
-	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount_device(test, "f2fs", 0, "prjquota", &mnt), 0);
+	mnt = f2fs_kunit_remount(test, NULL, "prjquota");
 	KUNIT_ASSERT_TRUE(test, sb_has_quota_limits_enabled(mnt->mnt_sb, PRJQUOTA));
 	stub = fs_kunit_stub_acquire_dquot(test, mnt->mnt_sb);
 	fs_kunit_quota_fail(stub, -EIO, PRJQUOTA, F2FS_KUNIT_PROJECT);
