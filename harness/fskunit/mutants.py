@@ -613,7 +613,8 @@ class Reader:
 def boot(ws, ln, n, glob, seconds, fail_fast=True):
     """Boot mutant @n (0: none) on the suites @glob: (console lines, wall
     seconds, how it ended, the case that failed first): 'stopped' at a case
-    that failed (fail_fast), 'timeout', 'halted' (the kernel went through its
+    that failed (fail_fast), 'hung' at a hung-task report about a task other
+    than KUnit's runner (fail_fast), 'timeout', 'halted' (the kernel went through its
     shutdown: the reached sites were printed) or 'died' (a panic: QEMU ends at
     once, panic=-1)."""
     ended, first = None, None
@@ -621,9 +622,10 @@ def boot(ws, ln, n, glob, seconds, fail_fast=True):
     reader = Reader()
 
     reported = False
+    hung = None  # inside a hung-task report's trace: whose wait it is not yet known
 
     def each_line(line):
-        nonlocal first, reported
+        nonlocal first, reported, hung, ended
         if ABORT.is_set():
             raise Aborted()
         lines.append(line.rstrip('\n'))
@@ -633,6 +635,16 @@ def boot(ws, ln, n, glob, seconds, fail_fast=True):
             return
         if name and _RESULT.match(text).group(2) == 'not ok':
             first = name
+            raise Stop()
+        # A task of the case's blocked past the detector's period is the hang
+        # the time-out would end minutes later (a lost unlock): TIMEOUT now,
+        # once its trace shows it is not KUnit's runner waiting for the case.
+        if results._HUNG.match(text):
+            hung = True
+        elif hung and results.KUNIT_RUNNER_WAIT in text:
+            hung = None
+        elif hung and results._TRACE_END.match(text):
+            ended = 'hung'
             raise Stop()
         # A kernel report fails a case whose own result says ok (a leak is
         # found by the scan at the suite's end): the suite's result line is
@@ -648,7 +660,7 @@ def boot(ws, ln, n, glob, seconds, fail_fast=True):
         ws.kunit(ln, 'exec', '--raw_output=all', '--timeout=%d' % seconds,
                  '--kernel_args=fs_kunit_mutant=%d' % n, glob, each_line=each_line)
     except Stop:
-        ended = 'stopped'
+        ended = ended or 'stopped'
     wall = time.monotonic() - t
     console = [x for x in lines if results._PREFIX.match(x) or not x.startswith('[')]
     if not any(results._PREFIX.match(x) for x in console):
@@ -688,6 +700,8 @@ def judge(base, suites, ended, first=None):
             got[case] = test.status
     failed = [c for c, st in base.items() if st == results.PASS
               and got.get(c) in (results.FAIL, results.ERROR)]
+    if ended == 'hung':
+        ended = 'timeout'
     if ended in ('died', 'timeout'):
         running = next((c for c, st in base.items()
                         if st == results.PASS and got.get(c) != results.PASS), None)
@@ -853,6 +867,8 @@ def main(ws, cfg, select='', lanes=None):
             m.detail = 'reached, not detected'
         elif ended == 'died':
             m.detail = 'the kernel died'
+        elif ended == 'hung':
+            m.detail = 'a task hung (hung-task report)'
         with lock:
             done[0] += 1
             say('mutants: %d/%d %s %s (%s) %.0f s' % (done[0], len(todo), m.verdict, m.key,

@@ -886,6 +886,32 @@ int main(int argc, char **argv)
         self.assertEqual(mutants.judge(dict(base, **{'s.c1': F}), suites(P, F, P), 'halted'),
                          ('SURVIVED', []))
 
+    def test_a_hung_task_ends_the_boot_unless_it_is_the_runner_waiting(self):
+        def trace(task, frame):
+            return ['INFO: task %s:41 blocked for more than 60 seconds.' % task,
+                    'Call Trace:', ' <TASK>', ' %s+0x1/0x2' % frame, ' </TASK>']
+        head = ['KTAP version 1', '1..1', '    # Subtest: s', '    1..2', '    ok 1 c0']
+
+        class Ws:
+            def __init__(self, log):
+                self.log = log
+
+            def kunit(self, ln, *args, each_line):
+                for x in self.log:
+                    each_line('[   1.000000] %s\n' % x)
+        # the runner waiting for a slow case: the boot goes on to its end
+        runner = head + trace('kunit', 'kunit_try_catch_run') + \
+            ['    ok 2 c1', 'ok 1 s', mutants.REPORT_END]
+        _, _, ended, _ = mutants.boot(Ws(runner), None, 3, 's', 60)
+        self.assertEqual(ended, 'halted')
+        # the case's own thread stuck on a lock: TIMEOUT at once, in c1
+        stuck = head + trace('kunit_try_catch', 'mutex_lock') + ['never read']
+        lines, _, ended, _ = mutants.boot(Ws(stuck), None, 3, 's', 60)
+        self.assertEqual((ended, lines[-1][-7:]), ('hung', '</TASK>'))
+        base = {'s.c0': results.PASS, 's.c1': results.PASS}
+        parsed = [results.Test('s', results.PASS, children=[results.Test('c0', results.PASS)])]
+        self.assertEqual(mutants.judge(base, parsed, ended), ('TIMEOUT', ['s.c1']))
+
     def test_the_reader_names_the_case_of_each_result_line(self):
         reader = mutants.Reader()
         lines = ['KTAP version 1', '1..2', '    # Subtest: quota_dquot', '    1..2',
