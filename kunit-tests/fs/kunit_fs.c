@@ -10,6 +10,7 @@
 #include <kunit/test-bug.h>
 #include <kunit/visibility.h>
 #include <linux/bio.h>
+#include <linux/buffer_head.h>
 #include <linux/blkdev.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -18,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/pagemap.h>
 #include <linux/quotaops.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -65,6 +67,7 @@ struct fs_kunit_disk {
 	u32 size;
 	bool stable;		/* BLK_FEAT_STABLE_WRITES */
 	bool node_made;		/* made in rootfs by us, removed with the disk */
+	struct file *keep;	/* open from the first mount on: see fs_kunit_do_mount() */
 	char path[DISK_NAME_LEN + 8];
 };
 
@@ -156,6 +159,8 @@ static void fs_kunit_disk_free(struct kunit_resource *res)
 {
 	struct fs_kunit_disk *d = res->data;
 
+	if (d->keep)
+		bdev_fput(d->keep);
 	fs_kunit_remove_node(d);
 	if (d->disk) {
 		del_gendisk(d->disk);
@@ -414,29 +419,83 @@ void fs_kunit_set_stable_writes(struct kunit *test, bool stable)
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_set_stable_writes);
 
 /*
- * Unmount finished once the filesystem has given the device back.  A device
- * still claimed then fails the case that mounted it, not the next one.
+ * Once a filesystem has given the device back (unmounted, or refused to
+ * mount), nothing of it may be left: a device still claimed, or a buffer_head
+ * it did not brelse(), which pins its folio in the device's cache
+ * (try_to_free_buffers() refuses it) and which nothing else would notice.
+ * Either fails the case that mounted, not the next one.
  */
-static void fs_kunit_unmount_action(void *data)
+static struct fs_kunit_disk *fs_kunit_find_disk(struct kunit *test)
 {
-	struct kunit *test = kunit_get_current_test();
-	struct vfsmount *mnt = data;
-	struct fs_kunit_disk *d;
 	struct kunit_resource *res;
-	struct file *file;
+	struct fs_kunit_disk *d;
 
-	mntput(mnt);
 	res = test ? kunit_find_named_resource(test, FS_KUNIT_DISK) : NULL;
 	if (!res)
-		return;
+		return NULL;
 	d = res->data;
 	kunit_put_resource(res);
+	return d->disk ? d : NULL;
+}
+
+/* Which blocks of the device's cache a buffer_head still holds, and how often. */
+static void fs_kunit_report_held(struct kunit *test, struct fs_kunit_disk *d,
+				 struct address_space *mapping, unsigned long held)
+{
+	pgoff_t index, last = (d->size - 1) >> PAGE_SHIFT;
+	struct buffer_head *bh, *head;
+	struct folio *folio;
+
+	KUNIT_FAIL(test, "%s: %lu pages of its cache still held after the filesystem let go",
+		   d->path, held);
+	for (index = 0; index <= last; index++) {
+		folio = filemap_get_folio(mapping, index);
+		if (IS_ERR(folio))
+			continue;
+		head = folio_buffers(folio);
+		bh = head;
+		do {
+			if (bh && atomic_read(&bh->b_count))
+				kunit_info(test, "%s: block %llu held by %d buffer_head references\n",
+					   d->path, (unsigned long long)bh->b_blocknr,
+					   atomic_read(&bh->b_count));
+			bh = bh ? bh->b_this_page : NULL;
+		} while (bh && bh != head);
+		if (!head)
+			kunit_info(test, "%s: page %lu held without buffers (%d references)\n",
+				   d->path, index, folio_ref_count(folio) - 1);
+		folio_put(folio);
+	}
+}
+
+static void fs_kunit_expect_device_released(struct kunit *test)
+{
+	struct fs_kunit_disk *d = fs_kunit_find_disk(test);
+	struct block_device *bdev;
+	unsigned long held;
+	struct file *file;
+
+	if (!d)
+		return;
 	file = fs_kunit_open_device(d, BLK_OPEN_READ);
-	if (IS_ERR(file))
+	if (IS_ERR(file)) {
 		KUNIT_FAIL(test, "%s still busy %d s after unmount: %pe", d->path,
 			   FS_KUNIT_RELEASE_TIMEOUT_MS / 1000, file);
-	else
-		bdev_fput(file);
+		return;
+	}
+	bdev = file_bdev(file);
+	sync_blockdev(bdev);
+	invalidate_bdev(bdev);
+	held = bdev->bd_mapping->nrpages;
+	if (held)
+		fs_kunit_report_held(test, d, bdev->bd_mapping, held);
+	bdev_fput(file);
+}
+
+static void fs_kunit_unmount_action(void *data)
+{
+	mntput(data);
+	fs_kunit_expect_device_released(kunit_get_current_test());
 }
 
 /* Mount @source as @fstype; the mount is dropped when the test ends. */
@@ -444,6 +503,7 @@ static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
 			     const char *source, const char *options, struct vfsmount **mnt)
 {
 	struct file_system_type *type;
+	struct fs_kunit_disk *d;
 	struct vfsmount *m;
 	char *opts;
 	int err;
@@ -451,6 +511,22 @@ static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
 	type = get_fs_type(fstype);
 	if (!type)
 		kunit_skip(test, "filesystem %s is not available", fstype);
+	/*
+	 * The filesystem's last close of the device would drop the device's
+	 * cache (kill_bdev()), and with it every folio a buffer_head it did not
+	 * release still pins: held open here, the cache stays for
+	 * fs_kunit_expect_device_released() to look at.
+	 */
+	d = fs_kunit_find_disk(test);
+	if (d && !d->keep) {
+		d->keep = bdev_file_open_by_dev(disk_devt(d->disk), BLK_OPEN_READ, NULL, NULL);
+		if (IS_ERR(d->keep)) {
+			err = PTR_ERR(d->keep);
+			d->keep = NULL;
+			module_put(type->owner);
+			KUNIT_FAIL_AND_ABORT(test, "opening %s: %pe", d->path, ERR_PTR(err));
+		}
+	}
 	/* Option parsing writes into the string. */
 	opts = kunit_kstrdup(test, options, GFP_KERNEL);
 	if (!opts)
@@ -458,8 +534,10 @@ static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
 	KUNIT_ASSERT_NOT_NULL(test, opts);
 	m = vfs_kern_mount(type, flags, source, opts);
 	module_put(type->owner);
-	if (IS_ERR(m))
+	if (IS_ERR(m)) {
+		fs_kunit_expect_device_released(test);
 		return PTR_ERR(m);
+	}
 	err = kunit_add_action_or_reset(test, fs_kunit_unmount_action, m);
 	KUNIT_ASSERT_EQ(test, err, 0);
 	*mnt = m;
