@@ -339,6 +339,21 @@ static void dquot_get_next_dqblk_returns_acquire_error(struct kunit *test)
 	KUNIT_EXPECT_GT_MSG(test, ctx->stub->failed, 0, "the next id was not the owner's");
 }
 
+/*
+ * Q_GETNEXTQUOTA that succeeds reports the entry it found and gives back
+ * the reference it took: dquot_kunit_exit() finds any left on the owner's.
+ */
+static void dquot_get_next_dqblk_reports_next_id(struct kunit *test)
+{
+	struct dquot_kunit *ctx = test->priv;
+	struct kqid qid = user(OWNER_UID);
+	struct qc_dqblk di = {};
+
+	KUNIT_EXPECT_EQ(test, dquot_get_next_dqblk(ctx->sb, &qid, &di), 0);
+	KUNIT_EXPECT_TRUE(test, qid_eq(qid, user(OWNER_UID)));
+	KUNIT_EXPECT_EQ(test, di.d_ino_count, 1);
+}
+
 static void dquot_get_dqblk_quota_off_returns_esrch(struct kunit *test)
 {
 	struct dquot_kunit *ctx = test->priv;
@@ -783,6 +798,7 @@ static struct kunit_case dquot_kunit_cases[] = {
 	KUNIT_CASE(dquot_get_next_dqblk_returns_acquire_error),
 	KUNIT_CASE_PARAM(dquot_get_next_dqblk_returns_next_id_error,
 			 dquot_kunit_next_ids_gen_params),
+	KUNIT_CASE(dquot_get_next_dqblk_reports_next_id),
 	KUNIT_CASE(dquot_get_dqblk_quota_off_returns_esrch),
 	KUNIT_CASE(dquot_get_dqblk_reports_usage),
 	KUNIT_CASE(dquot_set_dqblk_returns_acquire_error),
