@@ -43,6 +43,7 @@
 #include "suballoc.h"
 #include "xattr.h"
 #include "refcounttree.h"
+#include "sysfile.h"
 #include "namei_kunit_images.h"
 
 #define SITE(op, site, owner)	FS_KUNIT_SITE(op, site, owner)
@@ -222,20 +223,32 @@ static const void *ocfs2_kunit_dir_gen_params(const void *prev, char *desc)
 }
 
 /*
- * The exclusive unlocks of one inode's cluster lock in the running case.
+ * The exclusive unlocks of a few inodes' cluster locks in the running case.
  * The path walk before an operation takes and drops the directory's lock
  * shared (permission, lookup); the operations take it exclusive.
  */
+#define OCFS2_KUNIT_COUNTED	5
 static struct {
-	struct inode *inode;
-	int count;
+	struct inode *inode[OCFS2_KUNIT_COUNTED];
+	int count[OCFS2_KUNIT_COUNTED];
 } ocfs2_kunit_unlocks;
 
 /* On a local mount the real ocfs2_inode_unlock() does nothing either. */
 static void ocfs2_kunit_count_unlock(struct inode *inode, int ex)
 {
-	if (inode == ocfs2_kunit_unlocks.inode && ex)
-		ocfs2_kunit_unlocks.count++;
+	int i;
+
+	for (i = 0; i < OCFS2_KUNIT_COUNTED && ex; i++)
+		if (inode && inode == ocfs2_kunit_unlocks.inode[i])
+			ocfs2_kunit_unlocks.count[i]++;
+}
+
+/* Count from now on the exclusive unlocks of @inodes (up to five). */
+static void ocfs2_kunit_count_unlocks(struct kunit *test, struct inode **inodes, int n)
+{
+	memset(&ocfs2_kunit_unlocks, 0, sizeof(ocfs2_kunit_unlocks));
+	memcpy(ocfs2_kunit_unlocks.inode, inodes, n * sizeof(*inodes));
+	kunit_activate_static_stub(test, ocfs2_inode_unlock, ocfs2_kunit_count_unlock);
 }
 
 /*
@@ -252,15 +265,63 @@ static void dir_dquot_error_unlocks_no_dir_lock(struct kunit *test)
 	const struct fs_kunit_fault *f = test->param_value;
 	struct fs_kunit_ns *ns = test->priv;
 
+	struct inode *dir = d_inode(ns->obj[f->owner]);
+
 	KUNIT_ASSERT_TRUE(test, ocfs2_mount_local(OCFS2_SB(ns->sb)));
-	ocfs2_kunit_unlocks.inode = d_inode(ns->obj[f->owner]);
-	ocfs2_kunit_unlocks.count = 0;
-	kunit_activate_static_stub(test, ocfs2_inode_unlock, ocfs2_kunit_count_unlock);
+	ocfs2_kunit_count_unlocks(test, &dir, 1);
 	fs_kunit_quota_fail(ns->stub, -EIO, USRQUOTA, FS_KUNIT_OBJ_UID(f->owner));
 	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, f->op), -EIO);
 	kunit_deactivate_static_stub(test, ocfs2_inode_unlock);
-	KUNIT_EXPECT_EQ_MSG(test, ocfs2_kunit_unlocks.count, 0,
+	KUNIT_EXPECT_EQ_MSG(test, ocfs2_kunit_unlocks.count[0], 0,
 			    "the directory's cluster lock was dropped, never taken");
+}
+
+/*
+ * An operation whose quota calls succeeded goes on to lock what it changes,
+ * and its way out (the same labels its quota errors jump to) must drop each
+ * of those locks exactly once.  A rename over a file in another directory
+ * takes the most: both directories, both files and the orphan directory
+ * that the replaced file is moved to.  The replaced file stays referenced
+ * by the fixture, so it is not deleted (and locked again) inside the case.
+ */
+static void rename_over_a_file_drops_each_lock_once(struct kunit *test)
+{
+	static const char * const names[] = {
+		"old dir", "new dir", "moved file", "replaced file", "orphan dir",
+	};
+	struct fs_kunit_ns *ns = test->priv;
+	struct ocfs2_super *osb = OCFS2_SB(ns->sb);
+	struct inode *inodes[] = {
+		d_inode(ns->obj[FS_KUNIT_D1]), d_inode(ns->obj[FS_KUNIT_D2]),
+		d_inode(ns->obj[FS_KUNIT_VICTIM]), d_inode(ns->obj[FS_KUNIT_EXISTING]),
+		ocfs2_get_system_file_inode(osb, ORPHAN_DIR_SYSTEM_INODE, osb->slot_num),
+	};
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, inodes[4]);
+	ocfs2_kunit_count_unlocks(test, inodes, ARRAY_SIZE(inodes));
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, FS_KUNIT_RENAME_REPLACE), 0);
+	kunit_deactivate_static_stub(test, ocfs2_inode_unlock);
+	iput(inodes[4]);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ocfs2_kunit_unlocks.count[i], 1,
+				    "%s: exclusive cluster lock dropped %d times", names[i],
+				    ocfs2_kunit_unlocks.count[i]);
+}
+
+/* A chown that succeeds drops the inode's lock once, after the transfer. */
+static void chown_drops_the_inode_lock_once(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct inode *owned = d_inode(ns->obj[FS_KUNIT_OWNED]);
+
+	ocfs2_kunit_count_unlocks(test, &owned, 1);
+	KUNIT_EXPECT_EQ(test, fs_kunit_ns_run(test, FS_KUNIT_CHOWN), 0);
+	kunit_deactivate_static_stub(test, ocfs2_inode_unlock);
+	KUNIT_EXPECT_EQ(test, i_uid_read(owned), FS_KUNIT_OBJ_UID(FS_KUNIT_TARGET));
+	KUNIT_EXPECT_EQ_MSG(test, ocfs2_kunit_unlocks.count[0], 1,
+			    "exclusive cluster lock dropped %d times",
+			    ocfs2_kunit_unlocks.count[0]);
 }
 
 /* ->mark_dirty(), for the stub's operations: the quota file cannot be written. */
@@ -350,7 +411,9 @@ static int ocfs2_kunit_init(struct kunit *test)
 static struct kunit_case ocfs2_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ocfs2_kunit),
 	KUNIT_CASE_PARAM(dir_dquot_error_unlocks_no_dir_lock, ocfs2_kunit_dir_gen_params),
+	KUNIT_CASE(rename_over_a_file_drops_each_lock_once),
 	KUNIT_CASE(chown_returns_transfer_error),
+	KUNIT_CASE(chown_drops_the_inode_lock_once),
 	KUNIT_CASE(reflink_returns_dir_dquot_error),
 	KUNIT_CASE(reflink_makes_the_link),
 	KUNIT_CASE(ocfs2_quota_recovery_at_rw_remount_restores_usage),
