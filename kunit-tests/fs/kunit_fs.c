@@ -418,13 +418,6 @@ void fs_kunit_set_stable_writes(struct kunit *test, bool stable)
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_set_stable_writes);
 
-/*
- * Once a filesystem has given the device back (unmounted, or refused to
- * mount), nothing of it may be left: a device still claimed, or a buffer_head
- * it did not brelse(), which pins its folio in the device's cache
- * (try_to_free_buffers() refuses it) and which nothing else would notice.
- * Either fails the case that mounted, not the next one.
- */
 static struct fs_kunit_disk *fs_kunit_find_disk(struct kunit *test)
 {
 	struct kunit_resource *res;
@@ -468,6 +461,13 @@ static void fs_kunit_report_held(struct kunit *test, struct fs_kunit_disk *d,
 	}
 }
 
+/*
+ * Once a filesystem has given the device back (unmounted, or refused to
+ * mount), nothing of it may be left: a device still claimed, or a buffer_head
+ * it did not brelse(), which pins its folio in the device's cache
+ * (try_to_free_buffers() refuses it) and which nothing else would notice.
+ * Either fails the case that mounted, not the next one.
+ */
 static void fs_kunit_expect_device_released(struct kunit *test)
 {
 	struct fs_kunit_disk *d = fs_kunit_find_disk(test);
