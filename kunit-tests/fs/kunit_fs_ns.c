@@ -14,6 +14,7 @@
 #include <kunit/resource.h>
 #include <kunit/test.h>
 #include <kunit/visibility.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -89,6 +90,51 @@ int fs_kunit_chown(struct dentry *dentry, int type, qid_t id)
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(fs_kunit_chown);
+
+/**
+ * fs_kunit_bound_by_hard_limits() - the caller, as one whom quota hard limits bind
+ * @test: the test
+ *
+ * Hard limits do not bind CAP_SYS_RESOURCE, which KUnit's threads have: the
+ * caller's credentials without it, as an unprivileged user's operation has
+ * them.  Credentials are the task's own, so the caller gives them back with
+ * revert_creds(), not in an action (which KUnit runs in another thread).
+ *
+ * Return: the credentials to give revert_creds().
+ */
+const struct cred *fs_kunit_bound_by_hard_limits(struct kunit *test)
+{
+	struct cred *cred = prepare_creds();
+	const struct cred *old;
+
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
+	old = override_creds(cred);
+	put_cred(cred);
+	return old;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_bound_by_hard_limits);
+
+/**
+ * fs_kunit_enforce_user_limits() - turn the enforcement of user quota limits
+ * on or off, as Q_XQUOTAON/OFF do on a filesystem whose quota files are its own
+ * @sb: the superblock; its quota is on, usage only (the quota feature)
+ * @on: enforce them, or stop
+ *
+ * Return: what ->quota_enable() or ->quota_disable() returned.
+ */
+int fs_kunit_enforce_user_limits(struct super_block *sb, bool on)
+{
+	int err;
+
+	/* Under s_umount, as quotactl(2) calls them. */
+	down_write(&sb->s_umount);
+	err = on ? sb->s_qcop->quota_enable(sb, FS_QUOTA_UDQ_ENFD) :
+		   sb->s_qcop->quota_disable(sb, FS_QUOTA_UDQ_ENFD);
+	up_write(&sb->s_umount);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_enforce_user_limits);
 
 /**
  * fs_kunit_expect_no_leaked_dquot_refs() - the dquot of @qid is referenced by

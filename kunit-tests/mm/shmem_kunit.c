@@ -16,7 +16,6 @@
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
-#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/quotaops.h>
@@ -67,7 +66,6 @@ static void over_inode_limit_drops_the_new_inodes_dquots(struct kunit *test)
 	const struct cred *old;
 	struct inode *made;
 	struct kstatfs sfs;
-	struct cred *cred;
 	u64 files_free;
 	int err;
 
@@ -80,11 +78,7 @@ static void over_inode_limit_drops_the_new_inodes_dquots(struct kunit *test)
 	files_free = sfs.f_ffree;
 
 	/* A caller that may go over hard limits would not meet this one. */
-	cred = prepare_creds();
-	KUNIT_ASSERT_NOT_NULL(test, cred);
-	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
-	old = override_creds(cred);
-	put_cred(cred);
+	old = fs_kunit_bound_by_hard_limits(test);
 	err = fs_kunit_ns_run(test, FS_KUNIT_TMPFILE);
 	revert_creds(old);
 

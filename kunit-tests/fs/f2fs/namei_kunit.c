@@ -15,7 +15,6 @@
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
-#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fileattr.h>
 #include <linux/fs.h>
@@ -195,7 +194,6 @@ static void over_limit_change_keeps_quota_on(struct kunit *test)
 	const struct cred *old;
 	struct vfsmount *mnt;
 	struct path *owned;
-	struct cred *cred;
 	struct kqid qid;
 	int err;
 
@@ -214,11 +212,7 @@ static void over_limit_change_keeps_quota_on(struct kunit *test)
 	owned = f2fs_kunit_owned(test, mnt);
 
 	/* A caller that may go over hard limits would not meet this one. */
-	cred = prepare_creds();
-	KUNIT_ASSERT_NOT_NULL(test, cred);
-	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
-	old = override_creds(cred);
-	put_cred(cred);
+	old = fs_kunit_bound_by_hard_limits(test);
 	if (p->type == PRJQUOTA)
 		err = f2fs_kunit_set_project(owned->dentry, F2FS_KUNIT_PROJECT);
 	else

@@ -14,7 +14,6 @@
 #include <kunit/fs.h>
 #include <kunit/test.h>
 #include <kunit/test-bug.h>
-#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
@@ -602,21 +601,9 @@ static void dquot_transfer_moves_inode_usage(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dquot_inodes(test, user(OTHER_UID)), to + (p->err ? 0 : p->usage));
 }
 
-/* Q_XQUOTAON/OFF of user quota limits, under s_umount as quotactl(2) takes it. */
-static int dquot_kunit_enforce(struct super_block *sb, bool on)
-{
-	int err;
-
-	down_write(&sb->s_umount);
-	err = on ? sb->s_qcop->quota_enable(sb, FS_QUOTA_UDQ_ENFD) :
-		   sb->s_qcop->quota_disable(sb, FS_QUOTA_UDQ_ENFD);
-	up_write(&sb->s_umount);
-	return err;
-}
-
 static void dquot_kunit_limits_off(void *data)
 {
-	dquot_kunit_enforce(data, false);
+	fs_kunit_enforce_user_limits(data, false);
 }
 
 /* Which hard limit root is already over. */
@@ -648,24 +635,15 @@ static void dquot_transfer_over_limit_returns_edquot(struct kunit *test)
 	qsize_t from = dquot_inodes(test, user(OWNER_UID));
 	qsize_t to = dquot_inodes(test, user(0));
 	const struct cred *old;
-	struct cred *cred;
 	int err;
 
 	KUNIT_ASSERT_EQ(test, dquot_set_dqblk(ctx->sb, user(0), &di), 0);
-	KUNIT_ASSERT_EQ(test, dquot_kunit_enforce(ctx->sb, true), 0);
+	KUNIT_ASSERT_EQ(test, fs_kunit_enforce_user_limits(ctx->sb, true), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dquot_kunit_limits_off, ctx->sb), 0);
-	/*
-	 * As an unprivileged chown(2): hard limits do not bind CAP_SYS_RESOURCE.
-	 * Credentials are the task's own, so they go back here, not in an
-	 * action (which KUnit runs in another thread).
-	 */
-	cred = prepare_creds();
-	KUNIT_ASSERT_NOT_NULL(test, cred);
-	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
-	old = override_creds(cred);
+	/* As an unprivileged chown(2). */
+	old = fs_kunit_bound_by_hard_limits(test);
 	err = fs_kunit_chown(ctx->owned, USRQUOTA, 0);
 	revert_creds(old);
-	put_cred(cred);
 	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
 	KUNIT_EXPECT_EQ(test, i_uid_read(inode), OWNER_UID);
 	KUNIT_EXPECT_EQ(test, dquot_inodes(test, user(OWNER_UID)), from);

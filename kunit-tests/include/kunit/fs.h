@@ -121,6 +121,8 @@ void fs_kunit_expect_no_leaked_dquot_refs(struct kunit *test, struct super_block
 					  struct kqid qid, struct inode *const *holders,
 					  int nr_holders);
 int fs_kunit_chown(struct dentry *dentry, int type, qid_t id);
+const struct cred *fs_kunit_bound_by_hard_limits(struct kunit *test);
+int fs_kunit_enforce_user_limits(struct super_block *sb, bool on);
 int fs_kunit_quota_on(struct kunit *test, struct vfsmount *mnt, int type, const char *file);
 
 /*
