@@ -103,9 +103,46 @@ static void swap_boot_moves_usage_in_its_transaction(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.d_space, before.d_space - bytes);
 }
 
+/*
+ * A new inode over its owner's inode hard limit: dquot_alloc_inode() refuses
+ * it after __ext4_new_inode() has read the inode bitmap and taken a bit in
+ * it.  The way out gives the bit and the bitmap's buffer back and leaves the
+ * usage as it was; a buffer still held is found by the fixture's device
+ * check when the case unmounts.
+ */
+static void create_over_inode_limit_holds_nothing(struct kunit *test)
+{
+	struct fs_kunit_ns *ns = test->priv;
+	struct kqid owner = make_kqid_uid(KUIDT_INIT(FS_KUNIT_OBJ_UID(FS_KUNIT_NEW)));
+	struct qc_dqblk limit = { .d_fieldmask = QC_INO_HARD, .d_ino_hardlimit = 1 };
+	struct path root = { .mnt = ns->mnt, .dentry = ns->mnt->mnt_root };
+	struct kstatfs before, after;
+	struct qc_dqblk usage, left;
+	const struct cred *old;
+	int err;
+
+	/* The new owner has an inode of the image's: a limit of one, enforced. */
+	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(ns->sb, owner, &usage), 0);
+	KUNIT_ASSERT_GE(test, usage.d_ino_count, 1);
+	KUNIT_ASSERT_EQ(test, dquot_set_dqblk(ns->sb, owner, &limit), 0);
+	KUNIT_ASSERT_EQ(test, fs_kunit_enforce_user_limits(ns->sb, true), 0);
+	KUNIT_ASSERT_EQ(test, vfs_statfs(&root, &before), 0);
+
+	old = fs_kunit_bound_by_hard_limits(test);
+	err = fs_kunit_ns_run(test, FS_KUNIT_CREATE);
+	revert_creds(old);
+
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	KUNIT_ASSERT_EQ(test, dquot_get_dqblk(ns->sb, owner, &left), 0);
+	KUNIT_EXPECT_EQ(test, left.d_ino_count, usage.d_ino_count);
+	KUNIT_ASSERT_EQ(test, vfs_statfs(&root, &after), 0);
+	KUNIT_EXPECT_EQ_MSG(test, after.f_ffree, before.f_ffree, "free inodes");
+}
+
 static struct kunit_case ext4_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(ext4_kunit),
 	KUNIT_CASE(swap_boot_moves_usage_in_its_transaction),
+	KUNIT_CASE(create_over_inode_limit_holds_nothing),
 	{}
 };
 
