@@ -46,7 +46,7 @@ emit fs/quota/dquot_kunit_image.h "$D/make-ext4-quota.sh OUT" dquot_kunit_image=
 set --
 how=
 for v in valid write-rev read-rev ro-partition root-unreadable no-fileset bad-unalloc-table \
-	ro-partition-unreadable-table; do
+	ro-partition-unreadable-table vat vat-read-rev; do
 	"$here/make-udf.sh" "$v" "$tmp/udf-$v.img"
 	how="$how${how:+
 }$D/make-udf.sh $v OUT"

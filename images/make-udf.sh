@@ -20,6 +20,11 @@
 #   ro-partition-unreadable-table  a read-only partition (accessType 1) with an
 #                    unallocated space table at a zero block: a read-only
 #                    mount never loads it
+#   vat              a CD-R: mkudffs --media-type=cdr, a Virtual Allocation
+#                    Table (a virtual partition, read-only to the driver) at the
+#                    last block, where the driver looks for it
+#   vat-read-rev     vat + LVID minUDFReadRev 0x0300: a read-only mount is
+#                    refused after the VAT's inode was read
 # Edits go through udfedit.py, which recomputes tag checksums and CRCs.
 # Reproducible: mkudffs ignores SOURCE_DATE_EPOCH, so the clock is frozen.
 set -eu
@@ -28,7 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -f "$out"
 truncate -s 4M "$out"
 mk() {
-	faketime -f '2020-01-01 00:00:00' mkudffs --media-type=hd --blocksize=2048 \
+	faketime -f '2020-01-01 00:00:00' mkudffs --media-type="${media:-hd}" --blocksize=2048 \
 		--udfrev=2.01 --uuid=6e1f5c3a00000001 --label=udf_kunit "$@" "$out" >/dev/null
 }
 case $variant in
@@ -43,5 +48,7 @@ ro-partition-unreadable-table)
 	mk --space=unalloctable
 	"$here/udfedit.py" "$out" access-type=1
 	"$here/udfedit.py" "$out" unalloc-table-unreadable ;;
+vat) media=cdr mk --minblocks=2048 ;;
+vat-read-rev) media=cdr mk --minblocks=2048; "$here/udfedit.py" "$out" read-rev=0x0300 ;;
 *) echo "make-udf.sh: unknown variant $variant" >&2; exit 2 ;;
 esac

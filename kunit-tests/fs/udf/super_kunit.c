@@ -117,6 +117,7 @@ static const struct udf_kunit_volume udf_kunit_ro_volumes[] = {
 	/* Allocation information it may never write is not even read. */
 	{ "read-only partition, unreadable space table",
 	  &udf_kunit_ro_partition_unreadable_table },
+	{ "virtual allocation table", &udf_kunit_vat },
 };
 
 KUNIT_ARRAY_PARAM_DESC(udf_kunit_ro_volumes, udf_kunit_ro_volumes, name);
@@ -146,12 +147,21 @@ struct udf_kunit_refusal {
 /* Space the driver cannot account for: read-only (udf_fill_partdesc_info()). */
 #define UDF_KUNIT_BAD_UNALLOC_TABLE \
 	{ "rw, corrupt unallocated space table", &udf_kunit_bad_unalloc_table, 0, -EACCES }
+/*
+ * A CD-R's virtual partition: the driver cannot write a VAT, and refuses the
+ * mount after it has read the VAT's inode (udf_load_vat()).
+ */
+#define UDF_KUNIT_VAT \
+	{ "rw, virtual allocation table", &udf_kunit_vat, 0, -EACCES }
 
 /* Refusals whose error is the seed's: the volume may not be written, or read. */
 static const struct udf_kunit_refusal udf_kunit_refusals[] = {
 	UDF_KUNIT_WRITE_REV, UDF_KUNIT_RO_PARTITION, UDF_KUNIT_READ_REV_RW,
-	UDF_KUNIT_BAD_UNALLOC_TABLE,
+	UDF_KUNIT_BAD_UNALLOC_TABLE, UDF_KUNIT_VAT,
 	{ "ro, read-incompatible revision", &udf_kunit_read_rev, SB_RDONLY, -EINVAL },
+	/* Refused after the VAT's inode was read, which the refusal gives back. */
+	{ "ro, virtual allocation table, read-incompatible revision", &udf_kunit_vat_read_rev,
+	  SB_RDONLY, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(udf_kunit_refusals, udf_kunit_refusals, name);
@@ -163,7 +173,7 @@ KUNIT_ARRAY_PARAM_DESC(udf_kunit_refusals, udf_kunit_refusals, name);
  */
 static const struct udf_kunit_refusal udf_kunit_rw_refusals[] = {
 	UDF_KUNIT_WRITE_REV, UDF_KUNIT_RO_PARTITION, UDF_KUNIT_READ_REV_RW,
-	UDF_KUNIT_BAD_UNALLOC_TABLE,
+	UDF_KUNIT_BAD_UNALLOC_TABLE, UDF_KUNIT_VAT,
 	{ "rw, no fileset", &udf_kunit_no_fileset, 0, -EINVAL },
 };
 
