@@ -193,6 +193,8 @@ class Config:
         rest = [os.path.join(self.top, f) for f in PROFILES[self.profile]['fragments']]
         if self.mode == 'modules':
             rest.append(os.path.join(self.top, 'kunitconfig.modules'))
+        if self.variant == 'mutants':
+            rest.append(os.path.join(self.top, 'kunitconfig.mutants'))
         return [first] + rest
 
     @property

@@ -71,6 +71,13 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(c.build_dir, '/w/build-debug')
         self.assertEqual(c.results, '/r')
 
+    def test_the_schemata_kernel_adds_its_fragment_and_its_lanes_only_boot_it(self):
+        c = self.cfg(PROFILE='debug')
+        self.assertEqual(c.with_(variant='mutants').kunitconfigs,
+                         c.kunitconfigs + ['/top/kunitconfig.mutants'])
+        self.assertEqual(c.with_(variant='mutants').build_dir, '/w/build-debug-mutants')
+        self.assertEqual(c.with_(variant='mutants-lane0').kunitconfigs, c.kunitconfigs)
+
     def test_bad_settings_are_refused_by_name(self):
         for env, word in (({'PROFILE': 'fast'}, 'PROFILE=fast'), ({'MODE': 'x'}, 'MODE=x'),
                           ({'ALONE': '../x'}, 'ALONE'), ({'ALONE': 'a b'}, 'ALONE'), ({'TIMEOUT': 'soon'}, 'TIMEOUT'),
