@@ -181,20 +181,23 @@ class Config:
         return os.path.join(self.top, 'kunitconfig')
 
     @property
-    def modules_kunitconfig(self):
-        """MODE=modules: kunitconfig with its tests =m, written to WORKDIR."""
+    def written_kunitconfig(self):
+        """kunitconfig as this build takes it, written to WORKDIR, or None:
+        MODE=modules has its tests =m; a schemata kernel (make mutants) has
+        kunitconfig.mutants's values in place of kunitconfig's, since
+        kunit.py refuses two values of one option across fragments."""
+        if self.mode != 'modules' and self.variant != 'mutants':
+            return None
         return os.path.join(self.workdir, 'kunitconfig' + self.suffix)
 
     @property
     def kunitconfigs(self):
         """The fragments given to kunit.py, in order; kunitconfig stays the
         one list of our tests."""
-        first = self.modules_kunitconfig if self.mode == 'modules' else self.base_kunitconfig
+        first = self.written_kunitconfig or self.base_kunitconfig
         rest = [os.path.join(self.top, f) for f in PROFILES[self.profile]['fragments']]
         if self.mode == 'modules':
             rest.append(os.path.join(self.top, 'kunitconfig.modules'))
-        if self.variant == 'mutants':
-            rest.append(os.path.join(self.top, 'kunitconfig.mutants'))
         return [first] + rest
 
     @property

@@ -212,14 +212,22 @@ class Workspace:
             h.update(part + b'\0')
         return h.hexdigest()
 
-    def _write_modules_kunitconfig(self, cfg):
-        """MODE=modules: kunitconfig with its tests =m (its first fragment)."""
-        text = re.sub(r'^(CONFIG_\w+_KUNIT_TESTS?)=y$', r'\1=m',
-                      read(cfg.base_kunitconfig).decode(), flags=re.M)
+    def _write_kunitconfig(self, cfg):
+        """cfg.written_kunitconfig, from kunitconfig (config.py says why)."""
+        text = read(cfg.base_kunitconfig).decode()
+        if cfg.mode == 'modules':
+            text = re.sub(r'^(CONFIG_\w+_KUNIT_TESTS?)=y$', r'\1=m', text, flags=re.M)
+        if cfg.variant == 'mutants':
+            for line in read(os.path.join(cfg.top, 'kunitconfig.mutants')).decode().splitlines():
+                name = re.match(r'^(CONFIG_\w+)=', line)
+                if name:
+                    text, n = re.subn(r'^%s=.*$' % name.group(1), lambda _: line, text,
+                                      flags=re.M)
+                    text += '' if n else line + '\n'
         with contextlib.suppress(OSError):
-            if read(cfg.modules_kunitconfig).decode() == text:
+            if read(cfg.written_kunitconfig).decode() == text:
                 return  # unchanged: keep its mtime
-        with open(cfg.modules_kunitconfig, 'w') as f:
+        with open(cfg.written_kunitconfig, 'w') as f:
             f.write(text)
 
     def build(self, cfg, tree_id, warnings=True):
@@ -228,8 +236,8 @@ class Workspace:
         if cfg.alone and not os.path.exists(cfg.base_kunitconfig):
             raise RunError('ALONE=%s: the patched tree has no %s'
                            % (cfg.alone, cfg.base_kunitconfig))
-        if cfg.mode == 'modules':
-            self._write_modules_kunitconfig(cfg)
+        if cfg.written_kunitconfig:
+            self._write_kunitconfig(cfg)
         stamp = self.stamp(cfg, tree_id)
         stamp_file = os.path.join(cfg.build_dir, '.fs-kunit-stamp')
         kernel = os.path.join(cfg.build_dir, 'arch/x86/boot/bzImage')

@@ -74,7 +74,7 @@ class ConfigTest(unittest.TestCase):
     def test_the_schemata_kernel_adds_its_fragment_and_its_lanes_only_boot_it(self):
         c = self.cfg(PROFILE='debug')
         self.assertEqual(c.with_(variant='mutants').kunitconfigs,
-                         c.kunitconfigs + ['/top/kunitconfig.mutants'])
+                         ['/w/kunitconfig-debug-mutants'] + c.kunitconfigs[1:])
         self.assertEqual(c.with_(variant='mutants').build_dir, '/w/build-debug-mutants')
         self.assertEqual(c.with_(variant='mutants-lane0').kunitconfigs, c.kunitconfigs)
 
