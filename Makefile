@@ -20,10 +20,12 @@
 #   PATCHES        make regressions: only these patches (globs, space-separated)
 #   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
 #   MUTANTS        make mutants: sample (mutants/sample), or globs of mutant keys
+#   DISTCC_HOSTS   compile through distcc on these hosts too (distcc's syntax;
+#                  set JOBS to the slots, e.g. JOBS=$$(distcc -j)); docs/scale.md
 
 WORKDIR ?= /var/tmp/fs-kunit
 export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
-	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS
+	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS DISTCC_HOSTS
 
 FSKUNIT := PYTHONPATH=harness PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m fskunit
 

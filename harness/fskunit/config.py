@@ -57,6 +57,7 @@ class Config:
     slowdown: int = 1                      # the guest held to 1/N of a core
     jobs: int = (os.cpu_count() or 1) + 1
     accel: str = 'tcg'
+    distcc_hosts: str = ''                 # DISTCC_HOSTS: compiles go on to distcc
     results_dir: Optional[str] = None      # None: results/<profile>/<mode>/...
     top: str = TOP
     # A build of the same configuration from another tree (the mutant
@@ -102,6 +103,7 @@ class Config:
             slowdown=1 if number('SLOWDOWN') is None else number('SLOWDOWN'),
             jobs=number('JOBS') or (os.cpu_count() or 1) + 1,
             accel=env.get('KUNIT_QEMU_ACCEL') or 'tcg',
+            distcc_hosts=env.get('DISTCC_HOSTS', '').strip(),
         )
         values.update(override)
         return cls(**values)
@@ -117,6 +119,17 @@ class Config:
     @property
     def ccache_dir(self):
         return os.path.join(self.workdir, 'ccache')
+
+    def compile_env(self, tree):
+        """What every build's compiles get in their environment: one cache
+        for every build directory (a configuration's objects are not
+        compiled again by another), and with DISTCC_HOSTS, the cache's
+        misses handed to distcc (CCACHE_PREFIX), which preprocesses here
+        and compiles on the hosts (docs/scale.md)."""
+        env = {'CCACHE_DIR': self.ccache_dir, 'CCACHE_MAXSIZE': '5G', 'CCACHE_BASEDIR': tree}
+        if self.distcc_hosts:
+            env.update(CCACHE_PREFIX='distcc', DISTCC_HOSTS=self.distcc_hosts)
+        return env
 
     @property
     def lock_path(self):
@@ -232,6 +245,8 @@ class Config:
                'SLOWDOWN': str(self.slowdown)}
         if self.timeout:
             out['TIMEOUT'] = str(self.timeout)
+        if self.distcc_hosts:
+            out['DISTCC_HOSTS'] = self.distcc_hosts
         return out
 
     def describe(self):

@@ -530,7 +530,7 @@ def build(ws, cfg, planned, profiles):
     object but the mutated files).  Returns ({n: why} of the mutants not
     built, the tree id of the schemata tree)."""
     tree_id = ws.sync()
-    env = dict(os.environ, CCACHE_DIR=cfg.ccache_dir, CCACHE_BASEDIR=ws.tree.path, LC_ALL='C')
+    env = dict(os.environ, LC_ALL='C', **cfg.compile_env(ws.tree.path))
     left_out: Dict[int, str] = {}
     for profile in profiles:
         # The profile's own build first: its command lines compile the schemata.

@@ -41,8 +41,7 @@ def make(cfg, tree, build, log, *targets):
         return subprocess.run(
             ['make', 'ARCH=x86_64', 'O=' + build, 'CC=ccache gcc', '--jobs=%d' % cfg.jobs,
              *targets], cwd=tree, stdout=out, stderr=subprocess.STDOUT,
-            env=dict(os.environ, CCACHE_DIR=cfg.ccache_dir, CCACHE_MAXSIZE='5G',
-                     CCACHE_BASEDIR=tree)).returncode
+            env=dict(os.environ, **cfg.compile_env(tree))).returncode
 
 
 def paths(cfg):

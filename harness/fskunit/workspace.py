@@ -173,8 +173,8 @@ class Workspace:
             # configuration compiled already is not compiled again.
             cmd.append('--make_options=CC=ccache gcc')
             cmd += ['--make_options=' + o for o in cfg.make_options]
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', CCACHE_DIR=cfg.ccache_dir,
-                   CCACHE_MAXSIZE='5G', CCACHE_BASEDIR=tree, KUNIT_QEMU_ACCEL=cfg.accel)
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', KUNIT_QEMU_ACCEL=cfg.accel,
+                   **cfg.compile_env(tree))
         if stdout is None and each_line is None:
             # Through sys.stdout, so that a caller may keep it (a regression
             # patch's run.log).

@@ -71,6 +71,14 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(c.build_dir, '/w/build-debug')
         self.assertEqual(c.results, '/r')
 
+    def test_distcc_hosts_reach_every_compile_and_make_checks_children(self):
+        self.assertNotIn('CCACHE_PREFIX', self.cfg().compile_env('/t'))
+        c = self.cfg(DISTCC_HOSTS='farm1/8 farm2/8')
+        self.assertEqual(c.compile_env('/t'), {
+            'CCACHE_DIR': '/w/ccache', 'CCACHE_MAXSIZE': '5G', 'CCACHE_BASEDIR': '/t',
+            'CCACHE_PREFIX': 'distcc', 'DISTCC_HOSTS': 'farm1/8 farm2/8'})
+        self.assertEqual(c.env['DISTCC_HOSTS'], 'farm1/8 farm2/8')
+
     def test_the_schemata_kernel_adds_its_fragment_and_its_lanes_only_boot_it(self):
         c = self.cfg(PROFILE='debug')
         self.assertEqual(c.with_(variant='mutants').kunitconfigs,
@@ -442,6 +450,42 @@ class ModuleNameTest(unittest.TestCase):
                         self.assertIn('.name = "%s",' % suite, f.read(), src)
                     checked += 1
         self.assertGreaterEqual(checked, 8)
+
+
+class DistccTest(unittest.TestCase):
+    """DISTCC_HOSTS: a compile goes through the cache, then to distcc."""
+
+    def test_a_compile_is_done_by_a_distccd_on_this_machine(self):
+        import socket
+        with socket.socket() as s:
+            s.bind(('127.0.0.1', 0))
+            port = s.getsockname()[1]
+        with tempfile.TemporaryDirectory() as d:
+            server = subprocess.Popen(
+                ['distccd', '--no-detach', '--daemon', '--allow', '127.0.0.1',
+                 '--listen', '127.0.0.1', '--port', str(port), '--jobs', '1',
+                 '--log-stderr', '--log-level', 'info'],
+                stderr=subprocess.PIPE, text=True)
+            try:
+                for _ in range(100):
+                    with socket.socket() as s:
+                        if s.connect_ex(('127.0.0.1', port)) == 0:
+                            break
+                    time.sleep(0.05)
+                cfg = Config.from_env({'WORKDIR': d, 'DISTCC_HOSTS': '127.0.0.1:%d' % port})
+                with open(os.path.join(d, 'x.c'), 'w') as f:
+                    f.write('int fs_kunit_distcc(int x) { return x + 1; }\n')
+                # No fallback to a local compile: the object comes from distccd or not at all.
+                env = dict(os.environ, DISTCC_FALLBACK='0', **cfg.compile_env(d))
+                r = subprocess.run(['ccache', 'gcc', '-c', 'x.c', '-o', 'x.o'], cwd=d, env=env,
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(os.path.exists(os.path.join(d, 'x.o')))
+            finally:
+                server.terminate()
+                _, log = server.communicate(timeout=10)
+            self.assertIn('COMPILE_OK', log)
+            self.assertIn('x.c', log)
 
 
 class KunitconfigTest(unittest.TestCase):
