@@ -51,8 +51,14 @@ for v in valid write-rev read-rev ro-partition root-unreadable no-fileset bad-un
 	how="$how${how:+
 }$D/make-udf.sh $v OUT"
 	sym=udf_kunit_$(echo "$v" | tr - _)
-	[ "$v" = valid ] && set -- "$sym=$tmp/udf-$v.img" ||
-		set -- "$@" "$sym=$tmp/udf-$v.img@udf_kunit_valid"
+	# Each image is stored whole, or as the runs where it differs from the
+	# one it was edited from: a CD-R shares little with a hard disk's layout.
+	case $v in
+	valid) set -- "$sym=$tmp/udf-$v.img" ;;
+	vat) set -- "$@" "$sym=$tmp/udf-$v.img" ;;
+	vat-*) set -- "$@" "$sym=$tmp/udf-$v.img@udf_kunit_vat" ;;
+	*) set -- "$@" "$sym=$tmp/udf-$v.img@udf_kunit_valid" ;;
+	esac
 done
 emit fs/udf/super_kunit_images.h "$how" "$@"
 
