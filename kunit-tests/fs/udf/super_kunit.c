@@ -148,8 +148,8 @@ struct udf_kunit_refusal {
 #define UDF_KUNIT_BAD_UNALLOC_TABLE \
 	{ "rw, corrupt unallocated space table", &udf_kunit_bad_unalloc_table, 0, -EACCES }
 /*
- * A CD-R's virtual partition: the driver cannot write a VAT, and refuses the
- * mount after it has read the VAT's inode (udf_load_vat()).
+ * A CD-R: a write-once partition with a virtual one (a VAT) on it, which the
+ * driver cannot write; it refuses before it reads the VAT.
  */
 #define UDF_KUNIT_VAT \
 	{ "rw, virtual allocation table", &udf_kunit_vat, 0, -EACCES }
