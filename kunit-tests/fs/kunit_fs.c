@@ -68,6 +68,7 @@ struct fs_kunit_disk {
 	bool stable;		/* BLK_FEAT_STABLE_WRITES */
 	bool node_made;		/* made in rootfs by us, removed with the disk */
 	struct file *keep;	/* open from the first mount on: see fs_kunit_do_mount() */
+	const void *sb_key;	/* the last mount's: see fs_kunit_refused_mount_inodes() */
 	char path[DISK_NAME_LEN + 8];
 };
 
@@ -87,6 +88,9 @@ static void fs_kunit_submit_bio(struct bio *bio)
 		bio_io_error(bio);
 		return;
 	}
+	/* The superblock reading us holds the claim while it reads. */
+	if (READ_ONCE(bio->bi_bdev->bd_holder_ops) == &fs_holder_ops)
+		WRITE_ONCE(d->sb_key, READ_ONCE(bio->bi_bdev->bd_holder));
 	/* The block layer has checked the range against the capacity. */
 	bio_for_each_segment(bv, bio, iter) {
 		if (op_is_write(bio_op(bio)))
@@ -532,6 +536,8 @@ static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
 	if (!opts)
 		module_put(type->owner);
 	KUNIT_ASSERT_NOT_NULL(test, opts);
+	if (d)
+		WRITE_ONCE(d->sb_key, NULL);
 	m = vfs_kern_mount(type, flags, source, opts);
 	module_put(type->owner);
 	if (IS_ERR(m)) {
@@ -543,6 +549,38 @@ static int fs_kunit_do_mount(struct kunit *test, const char *fstype, int flags,
 	*mnt = m;
 	return 0;
 }
+
+/**
+ * fs_kunit_refused_mount_inodes() - inodes a refused mount left in the cache
+ * @test: the test whose last mount of its RAM disk was refused
+ * @max_ino: one past the highest inode number the filesystem gives
+ *
+ * An inode a refused mount forgot to put is seen by nothing else: it stays
+ * in the inode hash, so kmemleak finds it referenced, and the VFS looks for
+ * busy inodes only when a mounted filesystem is shut down.  It is found by
+ * its superblock's address, remembered from the mount's reads of the disk,
+ * and only compared, never followed: the superblock is gone.  That address
+ * is freed an RCU grace period after the refusal at the earliest, so another
+ * superblock there with an inode of such a number is not a worry.
+ *
+ * Return: how many inodes of the refused mount's superblock, numbered below
+ * @max_ino, are in the inode cache.
+ */
+unsigned long fs_kunit_refused_mount_inodes(struct kunit *test, unsigned long max_ino)
+{
+	struct fs_kunit_disk *d = fs_kunit_disk(test);
+	struct super_block *sb = (struct super_block *)READ_ONCE(d->sb_key);
+	unsigned long ino, n = 0;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, sb, "the refused mount read nothing from %s", d->path);
+	rcu_read_lock();
+	for (ino = 0; ino < max_ino; ino++)
+		if (find_inode_by_ino_rcu(sb, ino))
+			n++;
+	rcu_read_unlock();
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(fs_kunit_refused_mount_inodes);
 
 /**
  * fs_kunit_try_mount_device() - mount what the test's RAM disk holds now

@@ -14,6 +14,7 @@
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
+#include <linux/blkdev.h>
 #include <linux/crc-itu-t.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
@@ -204,6 +205,20 @@ static void udf_refused_mount_writes_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fs_kunit_first_change(test, p->image), -1);
 }
 
+/*
+ * A mount refused after it read the VAT's inode puts it back, or the inode
+ * outlives its superblock in the inode cache.  UDF numbers an inode by the
+ * block that holds it, so every number is below the device's sector count.
+ */
+static void udf_mount_refused_after_vat_drops_its_inode(struct kunit *test)
+{
+	const struct fs_kunit_image *image = &udf_kunit_vat_read_rev;
+	struct vfsmount *mnt;
+
+	KUNIT_ASSERT_EQ(test, fs_kunit_try_mount(test, "udf", image, SB_RDONLY, "", &mnt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, fs_kunit_refused_mount_inodes(test, image->size / SECTOR_SIZE), 0);
+}
+
 static void udf_rw_remount_of_write_incompatible_returns_eacces(struct kunit *test)
 {
 	struct vfsmount *mnt = fs_kunit_mount(test, "udf", &udf_kunit_write_rev, SB_RDONLY, "");
@@ -278,6 +293,7 @@ static struct kunit_case udf_kunit_cases[] = {
 	KUNIT_CASE_PARAM(udf_ro_mount_writes_nothing, udf_kunit_ro_volumes_gen_params),
 	KUNIT_CASE_PARAM(udf_refused_mount_returns_error, udf_kunit_refusals_gen_params),
 	KUNIT_CASE_PARAM(udf_refused_mount_writes_nothing, udf_kunit_rw_refusals_gen_params),
+	KUNIT_CASE(udf_mount_refused_after_vat_drops_its_inode),
 	KUNIT_CASE(udf_rw_remount_of_write_incompatible_returns_eacces),
 	KUNIT_CASE(udf_rw_remount_of_write_incompatible_writes_nothing),
 	KUNIT_CASE(udf_ro_remount_ro_writes_nothing),

@@ -63,6 +63,7 @@ int fs_kunit_try_mount(struct kunit *test, const char *fstype,
 		       const char *options, struct vfsmount **mnt);
 int fs_kunit_try_mount_device(struct kunit *test, const char *fstype, int flags,
 			      const char *options, struct vfsmount **mnt);
+unsigned long fs_kunit_refused_mount_inodes(struct kunit *test, unsigned long max_ino);
 struct vfsmount *fs_kunit_mount(struct kunit *test, const char *fstype,
 				const struct fs_kunit_image *image, int flags,
 				const char *options);
