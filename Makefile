@@ -22,15 +22,18 @@
 #   MUTANTS        make mutants: sample (mutants/sample), or globs of mutant keys
 #   DISTCC_HOSTS   compile through distcc on these hosts too (distcc's syntax;
 #                  set JOBS to the slots, e.g. JOBS=$$(distcc -j)); docs/scale.md
+#   RUNNER         qemu (kunit.py exec), or lava: each boot a LAVA job run by
+#                  lava-run, its console judged as QEMU's is; docs/scale.md
 
 WORKDIR ?= /var/tmp/fs-kunit
 export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
-	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS DISTCC_HOSTS
+	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS DISTCC_HOSTS \
+	RUNNER
 
 FSKUNIT := PYTHONPATH=harness PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m fskunit
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series series-build counts bench alone mutants coverage clean distclean
+	series series-build counts bench alone mutants coverage lava-jobs clean distclean
 
 # The packages' time (deps.sh) is the first phase make run and make check print.
 run:
@@ -103,6 +106,11 @@ mutants: deps
 # results/coverage/summary.txt and results/coverage/html/.
 coverage: deps
 	$(FSKUNIT) coverage
+
+# LAVA job definitions for the kernels built (the suite, each mutant) and the
+# QEMU device they need, in $(WORKDIR)/lava-jobs; RUNNER=lava runs a boot as one.
+lava-jobs: deps
+	$(FSKUNIT) lava-jobs
 
 # Every test directory's own .kunitconfig, one after another (DIRS= to choose).
 alone: deps

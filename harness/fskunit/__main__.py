@@ -15,6 +15,7 @@
     mutants            make mutants (MUTANTS=sample|globs of keys)
     mutants-sample     mutants/sample from the last full make mutants
     coverage           make coverage: gcov of the guarded functions
+    lava-jobs          make lava-jobs: LAVA jobs for the built kernels, in WORKDIR
     test               make test-harness
 
 Settings come from the environment, as make passes them (README's table),
@@ -23,8 +24,8 @@ and are read once, into a Config."""
 import os
 import sys
 
-from . import (alone, bench, check, counts, coverage, mutants, newregression, proof, series,
-               seriesbuild)
+from . import (alone, bench, check, counts, coverage, lava, mutants, newregression, proof,
+               series, seriesbuild)
 from .config import Config, ConfigError
 from .counts import CountsError
 from .newregression import RegressionError
@@ -145,6 +146,20 @@ def cmd_coverage(cfg, args):
         return coverage.main(ws, cfg)
 
 
+def cmd_lava_jobs(cfg, args):
+    directory = os.path.join(cfg.workdir, 'lava-jobs')
+    with Workspace(cfg) as ws:
+        ws.sync()
+        try:
+            jobs, missing = lava.write_jobs(ws, cfg, directory)
+        except lava.LavaError as e:
+            raise RunError(str(e))
+    print('lava-jobs: %d jobs and the device in %s, each valid by LAVA\'s schema%s'
+          % (len(jobs), directory, '; %d mutants left out: their schemata kernel is not built '
+             '(make mutants builds it)' % missing if missing else ''))
+    return 0
+
+
 def cmd_tree(cfg, args):
     with Workspace(cfg) as ws:
         print(ws.sync())
@@ -165,6 +180,7 @@ COMMANDS = {
     'series-build-step': cmd_series_build_step, 'counts': cmd_counts, 'alone': cmd_alone,
     'tree': cmd_tree, 'test': cmd_test, 'bench': cmd_bench, 'mutants': cmd_mutants,
     'coverage': cmd_coverage, 'mutants-sample': cmd_mutants_sample,
+    'lava-jobs': cmd_lava_jobs,
 }
 
 

@@ -5,7 +5,8 @@
 A benchmark, not a test: it judges nothing.  Repeated figures are hyperfine's
 (Debian's hyperfine, --export-json), medians of REPEAT runs:
   - the edit loop: one test file changed, make run FILTER=<its suite>;
-  - a no-change make run FILTER=<suite> against a bare kunit.py exec;
+  - a no-change make run FILTER=<suite> against a bare kunit.py exec, and
+    against the same with RUNNER=lava (LAVA's cost per job);
 once each, in a scratch WORKDIR or on a fresh clone (as CI meets them):
   - COLD=1: a fresh machine's make run (packages installed): empty WORKDIR;
   - CHECK=1: make check on a fresh clone, WORKDIR kept (warm);
@@ -28,6 +29,7 @@ import subprocess
 import tempfile
 import time
 
+from . import lava
 from .config import PROFILES
 
 TEST_FILE = 'kunit-tests/fs/quota/dquot_kunit.c'
@@ -101,9 +103,11 @@ def measure(top, workdir, repeat, cold, check, suite='quota_dquot'):
                 '--build_dir=%s/build --qemu_config=%s/qemu-configs/x86_64.py %s'
                 % (tree, workdir, top, suite))
     run_cmd = 'make -s -C %s run FILTER=%s' % (top, suite)
+    # The same boot as a LAVA job (lava-run): the difference is LAVA's cost per job.
+    lava_cmd = run_cmd + ' RUNNER=lava' if os.access(lava.LAVA_RUN, os.X_OK) else None
     with tempfile.TemporaryDirectory() as tmp:
-        same = hyperfine([exec_cmd, run_cmd], repeat, os.path.join(tmp, 'same.json'),
-                         env=env)
+        same = hyperfine([exec_cmd, run_cmd] + ([lava_cmd] if lava_cmd else []), repeat,
+                         os.path.join(tmp, 'same.json'), env=env)
         saved = os.path.join(tmp, 'saved.c')
         shutil.copy(os.path.join(top, TEST_FILE), saved)
         try:
@@ -117,6 +121,9 @@ def measure(top, workdir, repeat, cold, check, suite='quota_dquot'):
         fig['bare kunit.py exec'] = round(same[exec_cmd], 1)
         fig['make run, nothing changed'] = round(same[run_cmd], 1)
         fig['no-change overhead'] = round(same[run_cmd] / same[exec_cmd], 2)
+    if lava_cmd in same and run_cmd in same:
+        fig['make run RUNNER=lava, nothing changed'] = round(same[lava_cmd], 1)
+        fig['LAVA, seconds per job'] = round(same[lava_cmd] - same[run_cmd], 1)
     if run_cmd in edit:
         fig['edit a test file to results'] = round(edit[run_cmd], 1)
     fig.setdefault('objects', objects(workdir))

@@ -5,6 +5,7 @@ output is also kept in results/check-<step>.log; the last line printed is
 the sum, which .ci/run repeats."""
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -13,7 +14,7 @@ import time
 import traceback
 import unittest
 
-from . import counts, doccheck, mutants, proof, series
+from . import catalogue, counts, doccheck, mutants, proof, series
 from .workspace import RunError, report
 
 
@@ -42,6 +43,30 @@ def suite(ws, cfg):
     print(run.summary)
     c = run.counts
     return c['PASS'], c['FAIL'] + c['ERROR'], c['SKIP']
+
+
+# The suite booted as a LAVA job: the quota suite's, as issue 29 asks.
+LAVA_FILTER = 'quota_dquot*'
+
+
+def lava_runner(ws, cfg):
+    """RUNNER=lava: the quota suite booted by lava-run must give, case by
+    case, the verdicts the suite step's QEMU boot gave (its results)."""
+    with open(os.path.join(cfg.results, 'cases.json')) as f:
+        by_qemu = {c['name']: c['status'] for c in json.load(f)
+                   if catalogue.glob_match(LAVA_FILTER, c['name'])}
+    if not by_qemu:
+        raise RunError('the suite step left no %s results to compare with' % LAVA_FILTER)
+    run = ws.run(cfg.with_(runner='lava', filter=LAVA_FILTER,
+                           results_dir=os.path.join(cfg.top, 'results', 'lava-quota')))
+    report(run)
+    by_lava = {c['name']: c['status'] for c in run.cases}
+    differ = sorted(n for n in set(by_qemu) | set(by_lava) if by_qemu.get(n) != by_lava.get(n))
+    for n in differ:
+        print('lava: %s: %s under LAVA, %s under QEMU'
+              % (n, by_lava.get(n, 'not run'), by_qemu.get(n, 'not run')))
+    print('lava: %d cases, %d verdicts differ from QEMU\'s' % (len(by_lava), len(differ)))
+    return len(by_lava) - len(set(differ) & set(by_lava)), len(differ), 0
 
 
 def regressions(ws, cfg):
@@ -107,6 +132,8 @@ STEPS = [
     ('modules', suite, dict(profile='default', mode='modules', alone='')),
     # One test directory alone, as a developer runs kunit.py --kunitconfig=fs/quota.
     ('alone-quota', suite, dict(profile='default', mode='builtin', alone='fs/quota')),
+    # The quota suite booted by LAVA (lava-run), judged the same: the same verdicts.
+    ('lava', lava_runner, dict(profile='default', mode='builtin', alone='')),
     ('harness', harness_tests, {}),
     # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
     ('docs', docs, {}),

@@ -31,6 +31,8 @@ PROFILES: Dict[str, dict] = {
                  'reference_seconds': 60, 'init': 'coverage-init.sh', 'gcov': True},
 }
 MODES = ('builtin', 'modules')
+# Who boots the kernel: kunit.py exec, or a LAVA job run by lava-run (lava.py).
+RUNNERS = ('qemu', 'lava')
 # MODE=modules: every test loaded, unloaded and loaded again by an initramfs.
 MODULES_REFERENCE_SECONDS = 45
 
@@ -58,6 +60,7 @@ class Config:
     jobs: int = (os.cpu_count() or 1) + 1
     accel: str = 'tcg'
     distcc_hosts: str = ''                 # DISTCC_HOSTS: compiles go on to distcc
+    runner: str = 'qemu'                   # RUNNER: see RUNNERS
     results_dir: Optional[str] = None      # None: results/<profile>/<mode>/...
     top: str = TOP
     # A build of the same configuration from another tree (the mutant
@@ -72,6 +75,9 @@ class Config:
         if self.mode not in MODES:
             raise ConfigError('MODE=%s is not a mode (there are: %s)'
                               % (self.mode, ', '.join(MODES)))
+        if self.runner not in RUNNERS:
+            raise ConfigError('RUNNER=%s is not a runner (there are: %s)'
+                              % (self.runner, ', '.join(RUNNERS)))
         if self.alone and (not re.fullmatch(r'[\w.-]+(/[\w.-]+)*', self.alone) or
                            {'.', '..'} & set(self.alone.split('/'))):
             raise ConfigError('ALONE=%s is not a directory of the tree (e.g. fs/quota)'
@@ -104,6 +110,7 @@ class Config:
             jobs=number('JOBS') or (os.cpu_count() or 1) + 1,
             accel=env.get('KUNIT_QEMU_ACCEL') or 'tcg',
             distcc_hosts=env.get('DISTCC_HOSTS', '').strip(),
+            runner=env.get('RUNNER', '').strip() or 'qemu',
         )
         values.update(override)
         return cls(**values)
@@ -247,6 +254,8 @@ class Config:
             out['TIMEOUT'] = str(self.timeout)
         if self.distcc_hosts:
             out['DISTCC_HOSTS'] = self.distcc_hosts
+        if self.runner != 'qemu':
+            out['RUNNER'] = self.runner
         return out
 
     def describe(self):

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from . import catalogue, gate, results, timing
+from . import catalogue, gate, lava, results, timing
 from .config import Config
 from .tree import Tree, TreeError
 
@@ -377,13 +377,16 @@ class Workspace:
                     sys.stdout.write(line)  # kunit.py's own, not the console's
         if cfg.filter:
             args.append(cfg.filter)  # kunit.py's filter_glob is positional
-        console = os.path.join(cfg.build_dir, 'test.log')
-        with contextlib.suppress(OSError):
-            os.unlink(console)  # the listing boot's log must not pass for this one
-        rc = self.kunit(cfg, *args, each_line=each_line).returncode
-        if not os.path.exists(console):
-            raise RunError('kunit.py exec failed (exit %d) before QEMU ran' % rc)
-        run.log = read(console).decode(errors='replace').splitlines()
+        if cfg.runner == 'lava':
+            run.log = self.boot_lava(cfg, run)
+        else:
+            console = os.path.join(cfg.build_dir, 'test.log')
+            with contextlib.suppress(OSError):
+                os.unlink(console)  # the listing boot's log must not pass for this one
+            rc = self.kunit(cfg, *args, each_line=each_line).returncode
+            if not os.path.exists(console):
+                raise RunError('kunit.py exec failed (exit %d) before QEMU ran' % rc)
+            run.log = read(console).decode(errors='replace').splitlines()
         with open(os.path.join(cfg.results, 'console.log'), 'w') as f:
             f.write('\n'.join(run.log) + '\n')
         suites = results.parse(run.log, self.tree.path)
@@ -404,6 +407,20 @@ class Workspace:
         run.cases += [{'name': name, 'status': results.ERROR, 'reason': 'never reported'}
                       for name in run.missing]
         write_results(cfg, run, self.tree)
+
+    def boot_lava(self, cfg, run):
+        """The boot as a LAVA job run by lava-run: the console it recorded."""
+        definition = lava.job(cfg, self.tree.path, cfg.filter or 'all suites',
+                              timing.timeout(cfg, sorted({c.split('.')[0] for c in run.expected})),
+                              cfg.filter)
+        directory = os.path.join(cfg.results, 'lava')
+        say('booting through lava-run (job, device and LAVA log in %s)' % directory)
+        try:
+            lines, _, seconds = lava.run(cfg, definition, directory)
+        except lava.LavaError as e:
+            raise RunError(str(e))
+        say('lava-run: %d console lines in %.1f s' % (len(lines), seconds))
+        return lines
 
     def prepare(self, cfg, phase=lambda name: None, listed=None):
         """The tree synced, the kernel built (and its initramfs made): (tree

@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'harness'))
-from fskunit import (catalogue, check, coverage, csource, doccheck, gate, mutants,  # noqa: E402
-                     proof, results, timing)
+from fskunit import (catalogue, check, coverage, csource, doccheck, gate, lava,  # noqa: E402
+                     mutants, proof, results, timing)
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
 from fskunit.tree import Tree  # noqa: E402
@@ -486,6 +486,42 @@ class DistccTest(unittest.TestCase):
                 _, log = server.communicate(timeout=10)
             self.assertIn('COMPILE_OK', log)
             self.assertIn('x.c', log)
+
+
+class LavaTest(unittest.TestCase):
+    """RUNNER=lava and make lava-jobs: LAVA's schema takes the device and the
+    jobs, a job boots with kunit.py's command line, and the console LAVA
+    recorded is judged as QEMU's is."""
+
+    def test_the_device_is_valid(self):
+        lava.validate_device()
+
+    def test_a_job_is_valid_and_boots_with_kunit_py_s_command_line(self):
+        needs_tree(self)
+        cfg = Config.from_env()
+        definition = lava.job(cfg, TREE, 'quota', 100, 'quota_dquot*', ('fs_kunit_mutant=3',))
+        lava.validate(definition)
+        arg = definition['actions'][0]['deploy']['images']['kernel']['image_arg']
+        # run_kernel()'s order: our arguments, the filter, kunit.enable, the config's line
+        self.assertRegex(arg, r"-append 'fs_kunit_mutant=3 kunit.filter_glob=quota_dquot\* "
+                              r"kunit.enable=1 console=ttyS0 [^']*kunit_shutdown=reboot' ")
+        self.assertIn('-accel tcg', arg)
+        self.assertEqual(definition['timeouts']['action'], {'seconds': 100})
+
+    def test_a_job_lava_would_refuse_is_an_error(self):
+        definition = {'job_name': 'x', 'device_type': 'qemu', 'actions': []}
+        with self.assertRaisesRegex(lava.LavaError, "LAVA refuses job 'x'"):
+            lava.validate(definition)
+
+    def test_the_recorded_console_is_judged_as_qemu_s(self):
+        needs_tree(self)
+        console = lava.console(load('lava-run.log'))
+        self.assertIn('] Linux version 6.12', console[0])
+        self.assertNotIn('poweroff', console[:-1])  # LAVA's own, after the kernel's
+        suites = results.parse(console, TREE)
+        status = [t.status for _, t in results.leaves(suites)]
+        self.assertEqual(len(status), 38)
+        self.assertEqual(set(status), {results.PASS})
 
 
 class KunitconfigTest(unittest.TestCase):
