@@ -361,8 +361,8 @@ class Workspace:
     def execute(self, cfg, run):
         """Boot the built kernel with the run's filter and judge its log."""
         os.makedirs(cfg.results, exist_ok=True)
-        args = ['exec', '--timeout=%d' % timing.timeout(
-            cfg, sorted({c.split('.')[0] for c in run.expected}))]
+        seconds = timing.timeout(cfg, sorted({c.split('.')[0] for c in run.expected}))
+        args = ['exec', '--timeout=%d' % seconds]
         each_line = None
         if cfg.mode == 'modules':
             # kunit.py would parse only the built-in tests' (empty) KTAP:
@@ -378,7 +378,7 @@ class Workspace:
         if cfg.filter:
             args.append(cfg.filter)  # kunit.py's filter_glob is positional
         if cfg.runner == 'lava':
-            run.log = self.boot_lava(cfg, run)
+            run.log = self.boot_lava(cfg, seconds)
         else:
             console = os.path.join(cfg.build_dir, 'test.log')
             with contextlib.suppress(OSError):
@@ -408,10 +408,9 @@ class Workspace:
                       for name in run.missing]
         write_results(cfg, run, self.tree)
 
-    def boot_lava(self, cfg, run):
+    def boot_lava(self, cfg, seconds):
         """The boot as a LAVA job run by lava-run: the console it recorded."""
-        definition = lava.job(cfg, self.tree.path, cfg.filter or 'all suites',
-                              timing.timeout(cfg, sorted({c.split('.')[0] for c in run.expected})),
+        definition = lava.job(cfg, self.tree.path, cfg.filter or 'all suites', seconds,
                               cfg.filter)
         directory = os.path.join(cfg.results, 'lava')
         say('booting through lava-run (job, device and LAVA log in %s)' % directory)
