@@ -61,12 +61,18 @@ def lava_runner(ws, cfg):
                            results_dir=os.path.join(cfg.top, 'results', 'lava-quota')))
     report(run)
     by_lava = {c['name']: c['status'] for c in run.cases}
-    differ = sorted(n for n in set(by_qemu) | set(by_lava) if by_qemu.get(n) != by_lava.get(n))
-    for n in differ:
-        print('lava: %s: %s under LAVA, %s under QEMU'
-              % (n, by_lava.get(n, 'not run'), by_qemu.get(n, 'not run')))
+    differ = verdicts_differ(by_qemu, by_lava)
+    for line in differ:
+        print('lava: ' + line)
     print('lava: %d cases, %d verdicts differ from QEMU\'s' % (len(by_lava), len(differ)))
-    return len(by_lava) - len(set(differ) & set(by_lava)), len(differ), 0
+    return len(set(by_qemu) | set(by_lava)) - len(differ), len(differ), 0
+
+
+def verdicts_differ(by_qemu, by_lava):
+    """A line for each case whose verdict differs, or that only one runner ran."""
+    return ['%s: %s under LAVA, %s under QEMU' % (n, by_lava.get(n, 'not run'),
+                                                  by_qemu.get(n, 'not run'))
+            for n in sorted(set(by_qemu) | set(by_lava)) if by_qemu.get(n) != by_lava.get(n)]
 
 
 def regressions(ws, cfg):

@@ -513,6 +513,14 @@ class LavaTest(unittest.TestCase):
         with self.assertRaisesRegex(lava.LavaError, "LAVA refuses job 'x'"):
             lava.validate(definition)
 
+    def test_a_verdict_lava_gives_differently_fails_the_step(self):
+        qemu = {'quota_dquot.a': 'PASS', 'quota_dquot.b': 'PASS', 'quota_dquot.c': 'SKIP'}
+        self.assertEqual(check.verdicts_differ(qemu, dict(qemu)), [])
+        self.assertEqual(
+            check.verdicts_differ(qemu, {'quota_dquot.a': 'PASS', 'quota_dquot.b': 'FAIL'}),
+            ['quota_dquot.b: FAIL under LAVA, PASS under QEMU',
+             'quota_dquot.c: not run under LAVA, SKIP under QEMU'])
+
     def test_the_recorded_console_is_judged_as_qemu_s(self):
         needs_tree(self)
         console = lava.console(load('lava-run.log'))
