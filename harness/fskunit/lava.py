@@ -117,7 +117,7 @@ def kernel_args(cfg, tree, filter_glob='', extra=()):
 def job(cfg, tree, name, seconds, filter_glob='', extra_args=(), kernel=None):
     """A LAVA job that boots @kernel (cfg's bzImage) with the command line
     kunit.py exec would give it, and ends within @seconds of its boot."""
-    kernel = kernel or os.path.join(cfg.build_dir, 'arch/x86/boot/bzImage')
+    kernel = kernel or bzimage(cfg)
     args = kernel_args(cfg, tree, filter_glob, extra_args)
     _, extra = qemu_config(cfg, tree)
     images = {'kernel': {
