@@ -24,16 +24,17 @@
 #                  set JOBS to the slots, e.g. JOBS=$$(distcc -j)); docs/scale.md
 #   RUNNER         qemu (kunit.py exec), or lava: each boot a LAVA job run by
 #                  lava-run, its console judged as QEMU's is; docs/scale.md
+#   DEVICES        make lava-server: how many QEMU devices the server has (2)
 
 WORKDIR ?= /var/tmp/fs-kunit
 export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
-	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW MUTANTS DISTCC_HOSTS \
-	RUNNER
+	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW SERVER MUTANTS DISTCC_HOSTS \
+	RUNNER DEVICES
 
 FSKUNIT := PYTHONPATH=harness PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m fskunit
 
 .PHONY: run check deps tree regressions prove regression test-harness images check-images \
-	series series-build counts bench alone mutants coverage lava-jobs clean distclean
+	series series-build counts bench alone mutants coverage lava-jobs lava-server clean distclean
 
 # The packages' time (deps.sh) is the first phase make run and make check print.
 run:
@@ -92,7 +93,8 @@ counts:
 
 # The budget on this machine, one table (results/bench.md): REPEAT=3, COLD=1,
 # CHECK=1 or CHECK=empty, SLOW=4 (the debug suite and proof on a guest held to
-# a quarter of a core), BEFORE=<revision> for a column of figures before.
+# a quarter of a core), SERVER=1 (make lava-server with one device, then two),
+# BEFORE=<revision> for a column of figures before.
 bench: deps
 	$(FSKUNIT) bench
 
@@ -111,6 +113,12 @@ coverage: deps
 # QEMU device they need, in $(WORKDIR)/lava-jobs; RUNNER=lava runs a boot as one.
 lava-jobs: deps
 	$(FSKUNIT) lava-jobs
+
+# A lava-server on this machine with DEVICES QEMU devices (2), its own
+# PostgreSQL, everything stopped at the end: the mutants' jobs (MUTANTS, the
+# sample unless told) submitted to it, judged as make mutants judges them.
+lava-server: deps
+	$(FSKUNIT) lava-server
 
 # Every test directory's own .kunitconfig, one after another (DIRS= to choose).
 alone: deps

@@ -16,6 +16,7 @@
     mutants-sample     mutants/sample from the last full make mutants
     coverage           make coverage: gcov of the guarded functions
     lava-jobs          make lava-jobs: LAVA jobs for the built kernels, in WORKDIR
+    lava-server        make lava-server: the mutants' jobs on a local lava-server (DEVICES=2)
     test               make test-harness
 
 Settings come from the environment, as make passes them (README's table),
@@ -24,8 +25,8 @@ and are read once, into a Config."""
 import os
 import sys
 
-from . import (alone, bench, check, counts, coverage, lava, mutants, newregression, proof,
-               series, seriesbuild)
+from . import (alone, bench, check, counts, coverage, lava, lavaserver, mutants, newregression,
+               proof, series, seriesbuild)
 from .config import Config, ConfigError
 from .counts import CountsError
 from .newregression import RegressionError
@@ -160,6 +161,30 @@ def cmd_lava_jobs(cfg, args):
     return 0
 
 
+def cmd_lava_server(cfg, args):
+    select = os.environ.get('MUTANTS', '').strip() or 'sample'
+    devices = os.environ.get('DEVICES', '').strip() or '2'
+    if not devices.isdigit() or int(devices) < 1:
+        raise RunError('DEVICES=%s: say how many QEMU devices the server gets (1, 2...)' % devices)
+    with Workspace(cfg) as ws:
+        try:
+            ms, problems, fig = lavaserver.run_mutants(
+                ws, cfg.with_(profile='default', mode='builtin', alone='', filter='',
+                              extra_patches=()), select, int(devices))
+        except lava.LavaError as e:
+            raise RunError(str(e))
+    problems += lavaserver.differ_from_make_mutants(cfg.top, ms)
+    for p in problems:
+        print('lava-server: error: ' + p, file=sys.stderr)
+    detected, judged = mutants.score(ms)
+    print('lava-server: %d mutants, %d jobs on %d devices: %.0f s (baselines %.0f), the jobs '
+          'themselves %.0f s' % (fig['mutants'], fig['jobs'], fig['devices'], fig['wall'],
+                                 fig['baselines'], fig['job_seconds']))
+    print('%d passed, %d failed, %d skipped' % (detected, judged - detected + len(problems),
+                                                 len(ms) - judged))
+    return 1 if problems else 0
+
+
 def cmd_tree(cfg, args):
     with Workspace(cfg) as ws:
         print(ws.sync())
@@ -180,7 +205,7 @@ COMMANDS = {
     'series-build-step': cmd_series_build_step, 'counts': cmd_counts, 'alone': cmd_alone,
     'tree': cmd_tree, 'test': cmd_test, 'bench': cmd_bench, 'mutants': cmd_mutants,
     'coverage': cmd_coverage, 'mutants-sample': cmd_mutants_sample,
-    'lava-jobs': cmd_lava_jobs,
+    'lava-jobs': cmd_lava_jobs, 'lava-server': cmd_lava_server,
 }
 
 

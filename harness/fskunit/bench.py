@@ -15,7 +15,9 @@ and from what the builds and the proof left behind: objects each profile's
 build compiled, the proof's seconds per patch.  SLOW=N runs the debug suite
 and the debug profile's regression proof with SLOWDOWN=N (the guest held to
 1/N of a core, as on a machine N times slower), after the same at full speed,
-and gives both times and verdicts.  BEFORE=<git revision> runs
+and gives both times and verdicts.  SERVER=1 runs make lava-server on the
+same mutants (SERVER_MUTANTS) with one QEMU device, then two, REPEAT times
+each: the jobs' wall time.  BEFORE=<git revision> runs
 the same measurements on a clone of that revision, in a WORKDIR of its own,
 and puts them in a column beside.  Figures of a phase that did not run say
 n/a."""
@@ -190,6 +192,35 @@ def slow_proof(cfg, factor):
     return fig
 
 
+# make lava-server's work for SERVER=1: the default profile's mutants of the
+# UDF superblock and of tmpfs (two short suites), 34 jobs with the baselines.
+SERVER_MUTANTS = ('fs/udf/super.c:*:BRANCH_* fs/udf/super.c:*:RET_* mm/shmem.c:*:BRANCH_* '
+                  'mm/shmem.c:*:RET_* mm/shmem.c:*:ARG_*')
+
+
+def server_devices(cfg, repeat):
+    """make lava-server on the same mutants with one device, then two: the
+    median wall time of the jobs (the server's start not counted)."""
+    fig, walls = {}, {}
+    for devices in (1, 2):
+        env = dict(os.environ, WORKDIR=cfg.workdir, MUTANTS=SERVER_MUTANTS,
+                   DEVICES=str(devices))
+        for _ in range(repeat):
+            _, rc = timed(['make', '-s', 'lava-server'], cfg.top, env)
+            path = os.path.join(cfg.top, 'results', 'lava-server', 'mutants-%d.json' % devices)
+            if rc or not os.path.exists(path):
+                return {'lava-server, %d devices' % devices: 'exit %d' % rc}
+            with open(path) as f:
+                got = json.load(f)['figures']
+            walls.setdefault(devices, []).append(got['wall'])
+        fig['lava-server, %d mutants (%d jobs), %d device%s' % (
+            got['mutants'], got['jobs'], devices, 's' if devices > 1 else '')] = \
+            round(statistics.median(walls[devices]), 1)
+    fig['lava-server, 2 devices against 1'] = round(
+        statistics.median(walls[2]) / statistics.median(walls[1]), 2)
+    return fig
+
+
 def main(cfg):
     repeat = int(os.environ.get('REPEAT') or 3)
     cold = os.environ.get('COLD') == '1'
@@ -199,6 +230,8 @@ def main(cfg):
         print('bench: error: hyperfine is missing (make deps installs it)')
         return 2
     now = measure(cfg.top, cfg.workdir, repeat, cold, check)
+    if os.environ.get('SERVER') == '1':
+        now.update(server_devices(cfg, repeat))
     if os.environ.get('SLOW', '').isdigit() and int(os.environ['SLOW']) > 1:
         now.update(slow_proof(cfg, int(os.environ['SLOW'])))
     before = {}

@@ -14,7 +14,7 @@ import time
 import traceback
 import unittest
 
-from . import catalogue, counts, doccheck, mutants, proof, series
+from . import catalogue, counts, doccheck, lava, lavaserver, mutants, proof, results, series, timing
 from .workspace import RunError, report
 
 
@@ -66,6 +66,44 @@ def lava_runner(ws, cfg):
         print('lava: ' + line)
     print('lava: %d cases, %d verdicts differ from QEMU\'s' % (len(by_lava), len(differ)))
     return len(set(by_qemu) | set(by_lava)) - len(differ), len(differ), 0
+
+
+# Two jobs at once on a lava-server with two QEMU devices: the quota suite's
+# and the UDF suite's.
+SERVER_FILTERS = (LAVA_FILTER, 'udf_super*')
+
+
+def lava_server(ws, cfg):
+    """make lava-server's server, started with two devices, runs two jobs
+    (SERVER_FILTERS) and is stopped; each job's console, judged by our
+    code, must give the suite step's QEMU verdicts."""
+    with open(os.path.join(cfg.results, 'cases.json')) as f:
+        qemu = json.load(f)
+    tree = ws.tree.path
+    with lavaserver.Server(os.path.join(cfg.workdir, 'lava-server'), devices=2) as server:
+        ids = {server.submit(lava.job(cfg, tree, glob, timing.timeout(cfg, []), glob)): glob
+               for glob in SERVER_FILTERS}
+        got = {}
+        for i, job, log in server.wait(ids, 900):
+            glob = ids[i]
+            suites = results.parse(lava.console(log), tree)
+            got[glob] = {p: t.status for p, t in results.leaves(suites or [])}
+            print('lava-server: job %d (%s) on %s: %d cases, %s, %.0f s'
+                  % (i, glob, job.get('actual_device'), len(got[glob]), job['health'],
+                     lavaserver._seconds(job)))
+    passed = failed = 0
+    for glob, by_lava in got.items():
+        by_qemu = {c['name']: c['status'] for c in qemu if catalogue.glob_match(glob, c['name'])}
+        if not by_qemu:
+            raise RunError('the suite step left no %s results to compare with' % glob)
+        differ = verdicts_differ(by_qemu, by_lava)
+        for line in differ:
+            print('lava-server: ' + line)
+        passed += len(set(by_qemu) | set(by_lava)) - len(differ)
+        failed += len(differ)
+    print('lava-server: %d cases in 2 jobs, %d verdicts differ from QEMU\'s' % (passed + failed,
+                                                                               failed))
+    return passed, failed, 0
 
 
 def verdicts_differ(by_qemu, by_lava):
@@ -140,6 +178,8 @@ STEPS = [
     ('alone-quota', suite, dict(profile='default', mode='builtin', alone='fs/quota')),
     # The quota suite booted by LAVA (lava-run), judged the same: the same verdicts.
     ('lava', lava_runner, dict(profile='default', mode='builtin', alone='')),
+    # Two jobs at once on a lava-server of this machine's with two devices.
+    ('lava-server', lava_server, dict(profile='default', mode='builtin', alone='')),
     ('harness', harness_tests, {}),
     # Seed 82ff50b222d8 is documentation: its page is checked against the tree.
     ('docs', docs, {}),

@@ -114,9 +114,17 @@ def kernel_args(cfg, tree, filter_glob='', extra=()):
     return args + [qemu_config(cfg, tree)[0]]
 
 
-def job(cfg, tree, name, seconds, filter_glob='', extra_args=(), kernel=None):
+# kunit_shutdown=reboot; a panic ends QEMU (panic=-1, -no-reboot).
+END = 'reboot: Restarting system'
+# A mutant's boot stops at the first case that fails, as make mutants' does.
+FIRST_FAILURE = r'not ok \d+ '
+
+
+def job(cfg, tree, name, seconds, filter_glob='', extra_args=(), kernel=None,
+        fail_fast=False):
     """A LAVA job that boots @kernel (cfg's bzImage) with the command line
-    kunit.py exec would give it, and ends within @seconds of its boot."""
+    kunit.py exec would give it, and ends within @seconds of its boot (with
+    @fail_fast, at the first case that fails)."""
     kernel = kernel or bzimage(cfg)
     args = kernel_args(cfg, tree, filter_glob, extra_args)
     _, extra = qemu_config(cfg, tree)
@@ -143,8 +151,8 @@ def job(cfg, tree, name, seconds, filter_glob='', extra_args=(), kernel=None):
             {'test': {'timeout': {'seconds': seconds}, 'monitors': [{
                 'name': 'kunit',
                 'start': 'KTAP version 1',
-                # kunit_shutdown=reboot; a panic ends QEMU (panic=-1, -no-reboot).
-                'end': 'reboot: Restarting system',
+                # LAVA's monitor takes the end as a regular expression.
+                'end': END + ('|' + FIRST_FAILURE if fail_fast else ''),
                 'pattern': r'(?P<result>(ok|not ok)) \d+ (?P<test_case_id>[^#\r\n]+)\r*\n',
                 'fixupdict': {'ok': 'pass', 'not ok': 'fail'},
             }]}},
@@ -249,6 +257,20 @@ def bzimage(cfg):
     return os.path.join(cfg.build_dir, 'arch/x86/boot/bzImage')
 
 
+def mutants_cfg(cfg, profile):
+    """The settings of @profile's schemata kernel (make mutants builds it)."""
+    return cfg.with_(profile=profile, variant='mutants', mode='builtin')
+
+
+def mutant_job(cfg, tree, m, seconds):
+    """The boot make mutants gives mutant @m (its number 0: none, the
+    baseline) on its suites, on its profile's schemata kernel."""
+    mcfg = mutants_cfg(cfg, m.profile)
+    return job(mcfg, tree, 'mutant %d %s' % (m.n, m.key), seconds, m.suites,
+               extra_args=('fs_kunit_mutant=%d' % m.n,), kernel=bzimage(mcfg),
+               fail_fast=m.n != 0)
+
+
 def write_jobs(ws, cfg, directory):
     """make lava-jobs: in @directory, the device (device.yaml and its
     dictionary), suite.yaml (every suite of cfg's kernel) and
@@ -267,13 +289,11 @@ def write_jobs(ws, cfg, directory):
     jobs.append(write(os.path.join(directory, 'suite.yaml'), suite))
     missing = 0
     for m, _ in mutants.plan(cfg.top, tree):
-        mcfg = cfg.with_(profile=m.profile, variant='mutants', mode='builtin')
+        mcfg = mutants_cfg(cfg, m.profile)
         if not os.path.exists(bzimage(mcfg)):
             missing += 1
             continue
-        definition = job(mcfg, tree, 'mutant %d %s' % (m.n, m.key), timing.timeout(mcfg, []),
-                         m.suites, extra_args=('fs_kunit_mutant=%d' % m.n,),
-                         kernel=bzimage(mcfg))
+        definition = mutant_job(cfg, tree, m, timing.timeout(mcfg, []))
         validate(definition)
         jobs.append(write(os.path.join(directory, 'mutants', '%03d.yaml' % m.n), definition))
     return jobs, missing

@@ -781,19 +781,36 @@ def baseline(ws, ln, glob, cfg):
     the sites reached, wall seconds).  Every case must pass (or skip)."""
     seconds = timing.timeout(cfg, [])
     lines, wall, ended, _ = boot(ws, ln, 0, glob, seconds, fail_fast=False)
-    suites = results.parse(lines, ws.tree.path)
+    return judge_baseline(lines, ws.tree.path, ended, '%s %s' % (ln.profile, glob),
+                          os.path.join(ln.build_dir, 'baseline.log')), reached(lines), wall
+
+
+def judge_baseline(lines, tree, ended, what, log):
+    """{case: status} of a boot with no mutant (@lines its console), which
+    must have halted with every case passed or skipped; else an error, the
+    console kept in @log."""
+    suites = results.parse(lines, tree)
     bad = [p for p, t in results.leaves(suites or []) if t.status in (results.FAIL, results.ERROR)]
     if suites is None or bad or ended != 'halted':
-        log = os.path.join(ln.build_dir, 'baseline.log')
         with open(log, 'w') as f:
             f.write('\n'.join(lines) + '\n')
-        raise RunError('the schemata kernel (%s) with no mutant fails on %s: %s (log: %s)'
-                       % (ln.profile, glob, ', '.join(bad[:5]) or ended, log))
+        raise RunError('the schemata kernel with no mutant fails on %s: %s (log: %s)'
+                       % (what, ', '.join(bad[:5]) or ended, log))
     base: Dict[str, str] = {}
     for path, test in results.leaves(suites):
         case = '.'.join(path.split('.')[:2])
         base[case] = test.status if base.get(case, results.PASS) == results.PASS else base[case]
-    return base, reached(lines), wall
+    return base
+
+
+def seconds_for(m, baseline_wall):
+    """How long a mutant's boot may take.  A hang is a verdict of its own,
+    not a reason to wait long: three times the baseline, and on the debug
+    kernel the hung-task detector's two periods of 60 s (kunitconfig) as
+    well: a report of a hung task ends the boot before that (boot())."""
+    if m.profile == 'default':
+        return int(max(45, 3 * baseline_wall))
+    return int(150 + 3 * baseline_wall)
 
 
 def in_lanes(lanes, calls):
@@ -812,10 +829,10 @@ def in_lanes(lanes, calls):
         ex.shutdown(wait=True)
 
 
-def main(ws, cfg, select='', lanes=None):
-    """make mutants: build, baselines, every chosen mutant judged; writes
-    results/mutants.md and results/mutants.json.  Returns the mutants."""
-    t0 = time.monotonic()
+def prepare(ws, cfg, select):
+    """What both runners do first: the mutants chosen, their schemata
+    kernels built.  (planned, chosen, mutants/equivalent, profiles, the
+    mutants not built: {n: why})."""
     tree_id = ws.sync()
     planned = plan(cfg.top, ws.tree.path)
     chosen = pick(planned, select, cfg.top)
@@ -827,7 +844,56 @@ def main(ws, cfg, select='', lanes=None):
     profiles = sorted({m.profile for m in chosen}, key=lambda p: p != 'default')
     say('mutants: %d of %d (%s), tree %s' % (len(chosen), len(planned),
                                              ', '.join(profiles), tree_id[:12]))
-    left_out = build(ws, cfg, planned, profiles)
+    return planned, chosen, equivalent, profiles, build(ws, cfg, planned, profiles)
+
+
+def to_boot(chosen, left_out, bases):
+    """The mutants a boot must judge: the others are NOT-BUILT, or SURVIVED
+    because no case of the baseline reached their site."""
+    todo = []
+    for m in chosen:
+        if m.n in left_out:
+            m.verdict, m.detail = 'NOT-BUILT', left_out[m.n]
+            continue
+        m.reached = m.n in bases[(m.profile, m.suites)][1]
+        if not m.reached:
+            # A schema acts only where its site runs, and no case runs it.
+            m.verdict, m.detail = 'SURVIVED', 'not reached'
+        else:
+            todo.append(m)
+    return todo
+
+
+def judged(m, base, suites, ended, first=None):
+    """m's verdict from its boot."""
+    m.verdict, m.killed_by = judge(base, suites, ended, first)
+    if m.verdict == 'SURVIVED':
+        m.detail = 'reached, not detected'
+    elif ended == 'died':
+        m.detail = 'the kernel died'
+    elif ended == 'hung':
+        m.detail = 'a task hung (hung-task report)'
+
+
+def settle(chosen, equivalent):
+    """The survivors mutants/equivalent lists become EQUIVALENT; a listed
+    mutant that was detected is a problem (the list is stale)."""
+    problems = []
+    for m in chosen:
+        if m.key in equivalent:
+            if m.verdict == 'SURVIVED':
+                m.verdict, m.detail = 'EQUIVALENT', equivalent[m.key]
+            elif m.verdict in ('KILLED', 'TIMEOUT'):
+                problems.append('%s is listed in mutants/equivalent but %s (%s): the list '
+                                'is stale' % (m.key, m.verdict, ', '.join(m.killed_by[:2])))
+    return problems
+
+
+def main(ws, cfg, select='', lanes=None):
+    """make mutants: build, baselines, every chosen mutant judged; writes
+    results/mutants.md and results/mutants.json.  Returns the mutants."""
+    t0 = time.monotonic()
+    planned, chosen, equivalent, profiles, left_out = prepare(ws, cfg, select)
     t_build = time.monotonic() - t0
     lanes = lanes or max(1, os.cpu_count() or 1)
     pool = {p: queue.Queue() for p in profiles}
@@ -849,50 +915,20 @@ def main(ws, cfg, select='', lanes=None):
         say('mutants: baseline %s %s: %d cases, %d sites reached, %.0f s'
             % (g[0], g[1], len(bases[g][0]), len(bases[g][1]), bases[g][2]))
     t_base = time.monotonic() - t0 - t_build
-    todo = []
-    for m in chosen:
-        if m.n in left_out:
-            m.verdict, m.detail = 'NOT-BUILT', left_out[m.n]
-            continue
-        base, seen, wall = bases[(m.profile, m.suites)]
-        m.reached = m.n in seen
-        if not m.reached:
-            # A schema acts only where its site runs, and no case runs it.
-            m.verdict, m.detail = 'SURVIVED', 'not reached'
-        else:
-            todo.append(m)
+    todo = to_boot(chosen, left_out, bases)
     done = [0]
     lock = threading.Lock()
 
     def one(ln, m):
         base, _, wall = bases[(m.profile, m.suites)]
-        # A hang is a verdict of its own, not a reason to wait long: three
-        # times the baseline, and on the debug kernel the hung-task
-        # detector's two periods of 60 s (kunitconfig) as well: a report
-        # of a hung task ends the boot before that (boot()).
-        seconds = int(max(45, 3 * wall)) if m.profile == 'default' else int(150 + 3 * wall)
-        lines, m.seconds, ended, first = boot(ws, ln, m.n, m.suites, seconds)
-        suites = results.parse(lines, ws.tree.path)
-        m.verdict, m.killed_by = judge(base, suites, ended, first)
-        if m.verdict == 'SURVIVED':
-            m.detail = 'reached, not detected'
-        elif ended == 'died':
-            m.detail = 'the kernel died'
-        elif ended == 'hung':
-            m.detail = 'a task hung (hung-task report)'
+        lines, m.seconds, ended, first = boot(ws, ln, m.n, m.suites, seconds_for(m, wall))
+        judged(m, base, results.parse(lines, ws.tree.path), ended, first)
         with lock:
             done[0] += 1
             say('mutants: %d/%d %s %s (%s) %.0f s' % (done[0], len(todo), m.verdict, m.key,
                                                        ', '.join(m.killed_by[:2]), m.seconds))
     in_lanes(lanes, [functools.partial(on_lane, m.profile, one, m) for m in todo])
-    problems = []
-    for m in chosen:
-        if m.key in equivalent:
-            if m.verdict == 'SURVIVED':
-                m.verdict, m.detail = 'EQUIVALENT', equivalent[m.key]
-            elif m.verdict in ('KILLED', 'TIMEOUT'):
-                problems.append('%s is listed in mutants/equivalent but %s (%s): the list '
-                                'is stale' % (m.key, m.verdict, ', '.join(m.killed_by[:2])))
+    problems = settle(chosen, equivalent)
     times = {'build': round(t_build), 'baselines': round(t_base),
              'mutants': round(time.monotonic() - t0 - t_build - t_base),
              'total': round(time.monotonic() - t0), 'lanes': lanes}

@@ -8,6 +8,7 @@ warning gate, the time-outs, and the tree manager on a small fake tree."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'harness'))
 from fskunit import (catalogue, check, coverage, csource, doccheck, gate, lava,  # noqa: E402
-                     mutants, proof, results, timing)
+                     lavaserver, mutants, proof, results, timing)
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
 from fskunit.tree import Tree  # noqa: E402
@@ -530,6 +531,61 @@ class LavaTest(unittest.TestCase):
         status = [t.status for _, t in results.leaves(suites)]
         self.assertEqual(len(status), 38)
         self.assertEqual(set(status), {results.PASS})
+
+
+class LavaServerTest(unittest.TestCase):
+    """make lava-server: a mutant's job ends at the first failure, how a job
+    ended is read as make mutants reads a boot, and what the worker started
+    is stopped with it.  (make check's lava-server step runs two jobs on a
+    real server.)"""
+
+    def test_a_mutant_job_ends_at_its_first_failure_and_a_baseline_does_not(self):
+        needs_tree(self)
+        cfg = Config.from_env()
+        m = mutants.Mutant(n=7, key='k', file='f', function='g', line=1, op='BRANCH_DEL',
+                           original='', mutated='', suites='udf_super', profile='default')
+        end = lava.mutant_job(cfg, TREE, m, 45)['actions'][2]['test']['monitors'][0]['end']
+        self.assertRegex('[    3.210000]     not ok 4 udf_ro_mount_writes_nothing', end)
+        self.assertNotRegex('[    3.210000]     ok 4 udf_ro_mount_writes_nothing', end)
+        m.n = 0
+        end = lava.mutant_job(cfg, TREE, m, 45)['actions'][2]['test']['monitors'][0]['end']
+        self.assertEqual(end, lava.END)
+
+    def test_how_a_job_ended(self):
+        ok = '[    2.000000]     ok 1 a'
+        failed = '[    2.100000]     not ok 2 b'
+        halt = '[    3.000000] ' + lava.END
+        for job, console, want in (
+                ({'health': 'Complete'}, [ok, halt], 'halted'),
+                ({'health': 'Complete'}, [ok, failed], 'stopped'),
+                ({'health': 'Incomplete', 'failure_comment':
+                  'lava-test-monitor timed out after 45 seconds'}, [ok], 'timeout'),
+                ({'health': 'Incomplete', 'failure_comment': 'Connection closed'},
+                 [ok, '[    2.5] Kernel panic - not syncing: Fatal exception'], 'died')):
+            self.assertEqual(lavaserver.ended(job, console), want, console)
+
+    def test_stopping_the_server_stops_the_jobs_its_worker_started(self):
+        # A worker that started a job in a process group of its own, as
+        # lava-worker starts lava-run.
+        worker = subprocess.Popen(['/bin/sh', '-c', 'setsid sleep 600 & echo $!; wait'],
+                                  stdout=subprocess.PIPE, text=True, start_new_session=True)
+        job = int(worker.stdout.readline())
+        worker.stdout.close()
+        server = lavaserver.Server(tempfile.mkdtemp(), devices=1)
+        server.procs = [('worker', worker)]
+        server.stop()
+        shutil.rmtree(server.dir)
+        time.sleep(0.2)
+        self.assertFalse(running(job))
+
+
+def running(pid):
+    """Whether @pid runs (a zombie waits only to be reaped)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
 
 
 class KunitconfigTest(unittest.TestCase):
