@@ -14,6 +14,7 @@ The jobs are lava.job()'s; the console each job recorded is judged by
 our code, as a lava-run or QEMU boot's is."""
 
 import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -36,6 +37,7 @@ LAVA_WORKER = '/usr/bin/lava-worker'
 USER, WORKER = 'fskunit', 'fskunit'
 # Only this server's own user has it, and the server listens on 127.0.0.1.
 TOKEN = 'fs-kunit-local-token'
+LOCK = '/var/lock/fs-kunit-lava-server'
 
 
 class ServerError(lava.LavaError):
@@ -66,6 +68,7 @@ class Server:
         self.procs = []  # (name, Popen), in the order started
         self.pg = None
         self.url = None
+        self.lock = None
 
     # -- start and stop -------------------------------------------------------
     def __enter__(self):
@@ -88,7 +91,6 @@ class Server:
             LAVA_SETTINGS_DEVICES_PATH=os.path.join(d, 'devices'),
             LAVA_SETTINGS_MEDIA_ROOT=os.path.join(d, 'media'),
             LAVA_SETTINGS_HEALTH_CHECKS_PATH=os.path.join(d, 'health-checks'),
-            LAVA_SETTINGS_DISPATCHER_CONFIG_PATH=os.path.join(d, 'dispatcher.d'),
             LAVA_SETTINGS_DJANGO_LOGFILE=os.path.join(d, 'django.log'),
             # qemu.jinja2 and base.jinja2, as the package installed them.
             LAVA_YAML_SETTINGS_DEVICE_TYPES_PATHS='["/usr/share/lava-server/device-types"]',
@@ -126,9 +128,10 @@ class Server:
             if not os.access(tool, os.X_OK):
                 raise ServerError('make lava-server needs %s (Debian lava-server and '
                                   'lava-dispatcher; make deps installs them)' % tool)
+        self._lock()
         t = time.monotonic()
         shutil.rmtree(self.dir, ignore_errors=True)
-        for d in ('devices', 'media', 'health-checks', 'dispatcher.d', 'worker'):
+        for d in ('devices', 'media', 'health-checks', 'worker'):
             os.makedirs(os.path.join(self.dir, d))
         # lava-publisher drops root for lavaserver (the package's user)
         # before it makes its socket.
@@ -189,6 +192,24 @@ class Server:
                  % (self.url, len(self.devices), ', '.join(self.devices), WORKER,
                     time.monotonic() - t, self.dir))
 
+    def _lock(self):
+        """One server at a time on a machine: lava-worker hands lava-run the
+        server's job numbers unprefixed, and lava-run deploys into
+        /var/lib/lava/dispatcher/tmp/<number>, so two servers' job 1 would
+        share a directory.  A second server waits for the first."""
+        self.lock = open(LOCK, 'a+')
+        try:
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.lock.seek(0)
+            self.say('lava-server: waiting for the other lava-server of this machine (%s)'
+                     % self.lock.read().strip())
+            fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.lock.seek(0)
+        self.lock.truncate()
+        self.lock.write('pid %d, %s\n' % (os.getpid(), self.dir))
+        self.lock.flush()
+
     def _worker_state(self):
         got = self._api('workers/%s/' % WORKER)
         return got and got.get('state')
@@ -222,6 +243,9 @@ class Server:
             subprocess.run(self._as_postgres([self.pg_ctl, '-D', self.pg, '-m', 'fast', 'stop']),
                            capture_output=True)
         self.pg = None
+        if self.lock:
+            self.lock.close()  # and with it the flock
+            self.lock = None
 
     # -- jobs ---------------------------------------------------------------------
     def _api(self, path, data=None):

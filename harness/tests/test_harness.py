@@ -578,6 +578,27 @@ class LavaServerTest(unittest.TestCase):
         time.sleep(0.2)
         self.assertFalse(running(job))
 
+    def test_a_second_server_waits_for_the_first(self):
+        with tempfile.TemporaryDirectory() as d:
+            saved, lavaserver.LOCK = lavaserver.LOCK, os.path.join(d, 'lock')
+            try:
+                said = []
+                first = lavaserver.Server(os.path.join(d, 'a'), say=said.append)
+                second = lavaserver.Server(os.path.join(d, 'b'), say=said.append)
+                first._lock()
+                waiting = threading.Thread(target=second._lock)
+                waiting.start()
+                waiting.join(0.5)
+                self.assertTrue(waiting.is_alive())
+                self.assertRegex(said[0], r'waiting for the other lava-server of this '
+                                          r'machine \(pid \d+, .*/a\)')
+                first.stop()
+                waiting.join(5)
+                self.assertFalse(waiting.is_alive())
+                second.stop()
+            finally:
+                lavaserver.LOCK = saved
+
 
 def running(pid):
     """Whether @pid runs (a zombie waits only to be reaped)."""
