@@ -42,11 +42,11 @@ run:
 	$(FSKUNIT) run
 
 check:
-	@t0=$$(date +%s); harness/deps.sh && \
+	@t0=$$(date +%s); harness/deps.sh lava && \
 	$(FSKUNIT) check --packages-seconds=$$(($$(date +%s) - t0))
 
 deps:
-	@harness/deps.sh
+	@harness/deps.sh lava
 
 tree: deps
 	@$(FSKUNIT) tree >/dev/null

@@ -5,12 +5,17 @@ set -eu
 
 # kernel tree and build (ccache: one compile cache for every build directory);
 # QEMU; the mkfs tools and faketime the image scripts use; hyperfine for make bench;
-# lcov (genhtml) for make coverage; distcc for DISTCC_HOSTS (and its test);
-# lava-dispatcher (lava-run) and lava-common (LAVA's job schema) for RUNNER=lava;
-# lava-server and PostgreSQL for make lava-server and make check's two-device step
+# lcov (genhtml) for make coverage; distcc for DISTCC_HOSTS (and its test)
 PACKAGES="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev libssl-dev
 cpio xz-utils python3 git ccache busybox-static e2fsprogs udftools faketime jfsutils reiserfsprogs ocfs2-tools f2fs-tools
-hyperfine lcov distcc lava-dispatcher lava-common lava-server postgresql"
+hyperfine lcov distcc"
+# LAVA (about 200 packages): lava-dispatcher (lava-run) and lava-common (the job
+# schema) for RUNNER=lava; lava-server and PostgreSQL for make lava-server.  Every
+# target but make run asks for them ("deps.sh lava"); make run only with RUNNER=lava.
+LAVA="lava-dispatcher lava-common lava-server postgresql"
+if [ "${1:-}" = lava ] || [ "${RUNNER:-}" = lava ]; then
+	PACKAGES="$PACKAGES $LAVA"
+fi
 
 missing=
 for p in $PACKAGES; do
