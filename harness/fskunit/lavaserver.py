@@ -105,9 +105,8 @@ class Server:
         # PostgreSQL refuses to run as root.
         return ['runuser', '-u', 'postgres', '--'] + cmd if os.geteuid() == 0 else cmd
 
-    def _run(self, what, cmd, env=None):
-        r = subprocess.run(cmd, cwd=self.dir, env=env or self.env(), capture_output=True,
-                           text=True)
+    def _run(self, what, cmd):
+        r = subprocess.run(cmd, cwd=self.dir, env=self.env(), capture_output=True, text=True)
         with open(os.path.join(self.dir, 'setup.log'), 'a') as f:
             f.write('$ %s\n%s%s' % (' '.join(cmd), r.stdout, r.stderr))
         if r.returncode:
