@@ -49,23 +49,34 @@ def suite(ws, cfg):
 LAVA_FILTER = 'quota_dquot*'
 
 
+def qemu_verdicts(cfg, glob):
+    """{case: status} of the suite step's QEMU boot, for the cases @glob takes."""
+    with open(os.path.join(cfg.results, 'cases.json')) as f:
+        got = {c['name']: c['status'] for c in json.load(f)
+               if catalogue.glob_match(glob, c['name'])}
+    if not got:
+        raise RunError('the suite step left no %s results to compare with' % glob)
+    return got
+
+
+def compared(step, by_qemu, by_lava):
+    """(passed, failed): a case passes when LAVA's verdict is QEMU's."""
+    differ = verdicts_differ(by_qemu, by_lava)
+    for line in differ:
+        print('%s: %s' % (step, line))
+    return len(set(by_qemu) | set(by_lava)) - len(differ), len(differ)
+
+
 def lava_runner(ws, cfg):
     """RUNNER=lava: the quota suite booted by lava-run must give, case by
     case, the verdicts the suite step's QEMU boot gave (its results)."""
-    with open(os.path.join(cfg.results, 'cases.json')) as f:
-        by_qemu = {c['name']: c['status'] for c in json.load(f)
-                   if catalogue.glob_match(LAVA_FILTER, c['name'])}
-    if not by_qemu:
-        raise RunError('the suite step left no %s results to compare with' % LAVA_FILTER)
+    by_qemu = qemu_verdicts(cfg, LAVA_FILTER)
     run = ws.run(cfg.with_(runner='lava', filter=LAVA_FILTER,
                            results_dir=os.path.join(cfg.top, 'results', 'lava-quota')))
     report(run)
-    by_lava = {c['name']: c['status'] for c in run.cases}
-    differ = verdicts_differ(by_qemu, by_lava)
-    for line in differ:
-        print('lava: ' + line)
-    print('lava: %d cases, %d verdicts differ from QEMU\'s' % (len(by_lava), len(differ)))
-    return len(set(by_qemu) | set(by_lava)) - len(differ), len(differ), 0
+    passed, failed = compared('lava', by_qemu, {c['name']: c['status'] for c in run.cases})
+    print('lava: %d cases, %d verdicts differ from QEMU\'s' % (len(run.cases), failed))
+    return passed, failed, 0
 
 
 # Two jobs at once on a lava-server with two QEMU devices: the quota suite's
@@ -77,32 +88,22 @@ def lava_server(ws, cfg):
     """make lava-server's server, started with two devices, runs two jobs
     (SERVER_FILTERS) and is stopped; each job's console, judged by our
     code, must give the suite step's QEMU verdicts."""
-    with open(os.path.join(cfg.results, 'cases.json')) as f:
-        qemu = json.load(f)
+    by_qemu = {glob: qemu_verdicts(cfg, glob) for glob in SERVER_FILTERS}
     tree = ws.tree.path
+    passed = failed = 0
     with lavaserver.Server(os.path.join(cfg.workdir, 'lava-server'), devices=2) as server:
         ids = {server.submit(lava.job(cfg, tree, glob, timing.timeout(cfg, []), glob)): glob
                for glob in SERVER_FILTERS}
-        got = {}
         for i, job, log in server.wait(ids, 900):
-            glob = ids[i]
             suites = results.parse(lava.console(log), tree)
-            got[glob] = {p: t.status for p, t in results.leaves(suites or [])}
+            by_lava = {p: t.status for p, t in results.leaves(suites or [])}
             print('lava-server: job %d (%s) on %s: %d cases, %s, %.0f s'
-                  % (i, glob, job.get('actual_device'), len(got[glob]), job['health'],
-                     lavaserver._seconds(job)))
-    passed = failed = 0
-    for glob, by_lava in got.items():
-        by_qemu = {c['name']: c['status'] for c in qemu if catalogue.glob_match(glob, c['name'])}
-        if not by_qemu:
-            raise RunError('the suite step left no %s results to compare with' % glob)
-        differ = verdicts_differ(by_qemu, by_lava)
-        for line in differ:
-            print('lava-server: ' + line)
-        passed += len(set(by_qemu) | set(by_lava)) - len(differ)
-        failed += len(differ)
-    print('lava-server: %d cases in 2 jobs, %d verdicts differ from QEMU\'s' % (passed + failed,
-                                                                               failed))
+                  % (i, ids[i], job.get('actual_device'), len(by_lava), job['health'],
+                     lavaserver.seconds(job)))
+            p, f = compared('lava-server', by_qemu[ids[i]], by_lava)
+            passed, failed = passed + p, failed + f
+    print('lava-server: %d cases in %d jobs, %d verdicts differ from QEMU\'s'
+          % (passed + failed, len(ids), failed))
     return passed, failed, 0
 
 

@@ -334,7 +334,7 @@ def ended(job, console):
     return 'died'
 
 
-def _seconds(job):
+def seconds(job):
     """How long the job ran on its device, by the server's clock."""
     from datetime import datetime
     start, end = job.get('start_time'), job.get('end_time')
@@ -372,7 +372,7 @@ def run_mutants(ws, cfg, select, devices, say=print):
             g = ids[i]
             base = mutants.judge_baseline(console, tree, ended(job, console), ' '.join(g),
                                           os.path.join(out, 'baseline-%d.log' % i))
-            bases[g] = (base, mutants.reached(console), _seconds(job))
+            bases[g] = (base, mutants.reached(console), seconds(job))
             say('lava-server: baseline %s %s: %d cases, %.0f s on %s'
                 % (g[0], g[1], len(base), bases[g][2], job.get('actual_device')))
         t_base = time.monotonic() - t0
@@ -382,7 +382,7 @@ def run_mutants(ws, cfg, select, devices, say=print):
         for k, (i, job, log) in enumerate(server.wait(ids, 600 + 300 * len(ids)), 1):
             m = ids[i]
             console = lava.console(log)
-            m.seconds = _seconds(job)
+            m.seconds = seconds(job)
             mutants.judged(m, bases[(m.profile, m.suites)][0], results.parse(console, tree),
                            ended(job, console))
             say('lava-server: %d/%d %s %s (%s) %.0f s on %s'
