@@ -227,5 +227,15 @@ def main(argv):
 if __name__ == '__main__':
     import signal
     # SIGTERM (a CI time-out, kill) unwinds like ^C: children stopped, tree restored.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    from .workspace import stop_all
+
+    def interrupted(signum, _):
+        # The children (each kunit.py in a session of its own) stop at once,
+        # then this process unwinds: lanes joined, the tree restored.
+        stop_all()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt()
+        sys.exit(143)
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     sys.exit(main(sys.argv[1:]))

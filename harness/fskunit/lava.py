@@ -234,6 +234,8 @@ def run(cfg, definition, directory, each_line=None):
     with open(os.path.join(directory, 'lava.log'), 'w') as keep:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors='replace', start_new_session=True)
+        from .workspace import RUNNING  # it imports us
+        RUNNING.add(proc)
         try:
             for line in proc.stdout:
                 keep.write(line)
@@ -245,6 +247,8 @@ def run(cfg, definition, directory, each_line=None):
             os.killpg(proc.pid, 15)
             proc.wait()
             raise
+        finally:
+            RUNNING.discard(proc)
     seconds = time.monotonic() - t
     lines = console(log)
     if not lines:

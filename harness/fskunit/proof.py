@@ -434,7 +434,8 @@ class Proof:
             if pending:
                 show(pending[1], self.finish(*pending))
         finally:
-            self.booter.shutdown(wait=True)
+            # Interrupted: the boot queued behind the running one is not started.
+            self.booter.shutdown(wait=True, cancel_futures=True)
             sys.stdout, self.stdout = saved, None
             # Leave the tree as make run expects it: series only.
             ws.sync()

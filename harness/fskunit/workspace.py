@@ -121,6 +121,24 @@ def read(path):
         return f.read()
 
 
+# Every kunit.py running, in whichever thread: a lane's thread blocked
+# reading a guest that prints nothing (a hang) is not interrupted by the
+# signal the main thread gets, so stop_all() ends its kunit.py (and QEMU).
+RUNNING = set()
+
+
+def _stop(proc):
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGCONT)  # a throttled guest is stopped
+        os.killpg(proc.pid, signal.SIGTERM)
+
+
+def stop_all():
+    """make was interrupted (SIGTERM, ^C): every kunit.py and its QEMU stop."""
+    for proc in list(RUNNING):
+        _stop(proc)
+
+
 class Workspace:
     def __init__(self, cfg: Config):
         self.cfg = cfg
@@ -185,6 +203,7 @@ class Workspace:
                                 stdout=subprocess.PIPE if each_line else stdout,
                                 stderr=subprocess.STDOUT if each_line else None,
                                 errors='replace', start_new_session=True)
+        RUNNING.add(proc)
         throttle = Throttle(proc.pid, cfg.slowdown) if args[0] == 'exec' else None
         try:
             if each_line:
@@ -192,12 +211,11 @@ class Workspace:
                     each_line(line)
             out, _ = proc.communicate()
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGCONT)
-                os.killpg(proc.pid, signal.SIGTERM)
+            _stop(proc)
             proc.wait()
             raise
         finally:
+            RUNNING.discard(proc)
             if throttle:
                 throttle.stop()
         return subprocess.CompletedProcess(cmd, proc.returncode, out)

@@ -25,6 +25,7 @@ from fskunit import (catalogue, check, coverage, csource, doccheck, gate, lava, 
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
 from fskunit.tree import Tree  # noqa: E402
+from fskunit import workspace  # noqa: E402
 from fskunit.workspace import Workspace, name_reloads  # noqa: E402
 
 TREE = Config.from_env().tree
@@ -598,6 +599,27 @@ class LavaServerTest(unittest.TestCase):
                 second.stop()
             finally:
                 lavaserver.LOCK = saved
+
+
+class InterruptTest(unittest.TestCase):
+    """SIGTERM or ^C reach the main thread only: a lane's thread reading a
+    guest that prints nothing (a hang) must still see its kunit.py end."""
+
+    def test_stop_all_ends_what_a_lane_is_reading(self):
+        proc = subprocess.Popen(['/bin/sh', '-c', 'sleep 600'], stdout=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        workspace.RUNNING.add(proc)
+        try:
+            lane = threading.Thread(target=proc.stdout.read)
+            lane.start()
+            workspace.stop_all()
+            lane.join(10)
+            self.assertFalse(lane.is_alive())
+        finally:
+            workspace.RUNNING.discard(proc)
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
 
 
 def running(pid):
