@@ -206,15 +206,16 @@ def read_bases(directory=None):
 
 
 def diff_of(path):
-    """A patch's diff: what git apply reads, without message or index lines."""
+    """A patch's change: the lines its diff removes and adds, and the files
+    (not the context, which a mainline form may need to differ in)."""
     with open(path) as f:
         text = f.read().split('\n---\n', 1)[1]
     return [line for line in text[text.index('diff --git'):].splitlines()
-            if not line.startswith('index ')]
+            if line.startswith(('diff --git', '-', '+'))]
 
 
 def bases_problems(fixes, directory=None):
-    """Every fix has a row; a mainline form has the series patch's diff."""
+    """Every fix has a row; a mainline form makes the series patch's change."""
     directory = directory or os.path.join(PATCHES, 'upstream')
     _, rows = read_bases(directory)
     bad = [f'patches/upstream/bases: no row for fix {n}' for n in fixes if n not in rows]
@@ -225,7 +226,7 @@ def bases_problems(fixes, directory=None):
         if not os.path.exists(os.path.join(directory, form)):
             bad.append(f'patches/upstream/bases: {form} does not exist')
         elif not ours or diff_of(ours[0]) != diff_of(os.path.join(directory, form)):
-            bad.append(f'patches/upstream/{form}: its diff is not patch {n}\'s')
+            bad.append(f'patches/upstream/{form}: its change is not patch {n}\'s')
     return bad
 
 
@@ -238,7 +239,7 @@ def upstream_form(group, bases):
             continue
         path, commit, func, form = rows[n]
         lines.append(f'Patch {n} ' + ('applies to mainline unchanged' if form == 'unchanged' else
-                                      f'in mainline form is patches/upstream/{form} (same diff)')
+                                      f'in mainline form is patches/upstream/{form} (the same change)')
                      + f': {func} in {path}, commit {commit}.')
     if not lines:
         return []

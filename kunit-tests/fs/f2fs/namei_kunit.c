@@ -12,12 +12,17 @@
  * (include/kunit/fs.h has the owners).  The image is a bare mkfs.f2fs with
  * the quota feature (user, group and project quota in hidden inodes, on at
  * mount), populated by the fixture.
+ *
+ * The fixture skips a case whose filesystem is not registered (a test
+ * module loaded where it cannot run); f2fs_registered, first, tells that
+ * apart from an f2fs that failed its own init.
  */
 #include <kunit/fs.h>
 #include <kunit/test.h>
 #include <linux/cred.h>
 #include <linux/fileattr.h>
 #include <linux/fs.h>
+#include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/quotaops.h>
@@ -259,6 +264,30 @@ static void statfs_of_project_dir_survives_acquire_error(struct kunit *test)
 	KUNIT_EXPECT_GT(test, st.f_blocks, 0);
 }
 
+/*
+ * f2fs_is_registered() - this code is linked with f2fs, built in or as the
+ * module it needs, so f2fs ran its init; a failed init leaves f2fs
+ * unregistered and every case of f2fs_dquot skipped.  Without
+ * CONFIG_PROC_FS the init once took proc_mkdir()'s stub NULL for a failure.
+ */
+static void f2fs_is_registered(struct kunit *test)
+{
+	struct file_system_type *type = get_fs_type("f2fs");
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "f2fs failed its init: it was never registered");
+	module_put(type->owner);
+}
+
+static struct kunit_case f2fs_registered_kunit_cases[] = {
+	KUNIT_CASE(f2fs_is_registered),
+	{}
+};
+
+static struct kunit_suite f2fs_registered_kunit_suite = {
+	.name = "f2fs_registered",
+	.test_cases = f2fs_registered_kunit_cases,
+};
+
 static struct kunit_case f2fs_kunit_cases[] = {
 	FS_KUNIT_NS_CASES(f2fs_kunit),
 	KUNIT_CASE_PARAM(setproject_fails_on_acquire_error, f2fs_kunit_project_faults_gen_params),
@@ -274,7 +303,7 @@ static struct kunit_suite f2fs_kunit_suite = {
 	.test_cases = f2fs_kunit_cases,
 };
 
-kunit_test_suite(f2fs_kunit_suite);
+kunit_test_suites(&f2fs_registered_kunit_suite, &f2fs_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for quota errors in f2fs");
 MODULE_LICENSE("GPL");

@@ -25,6 +25,9 @@
  * On this local mount the cluster locks do nothing; whether an operation
  * drops a lock it never took shows only in ocfs2_inode_unlock()'s static
  * stub.
+ *
+ * Every mount needs what the stack glue makes at its init, in any kernel
+ * configuration: the ocfs2_stackglue suite runs first and checks that.
  */
 #include <kunit/fs.h>
 #include <kunit/static_stub.h>
@@ -406,6 +409,30 @@ static void reflink_makes_the_link(struct kunit *test)
 	dput(dentry);
 }
 
+/*
+ * stack_glue_made_its_kset() - ocfs2_fill_super() adds each volume under
+ * /sys/fs/ocfs2, the kset that ocfs2_stack_glue_init() makes.  Built in,
+ * ocfs2 registers its filesystem even when that init failed, so a failure
+ * there shows first as an oops at mount.  Without CONFIG_SYSCTL the init
+ * once took register_sysctl()'s stub NULL for a failure.
+ */
+static void stack_glue_made_its_kset(struct kunit *test)
+{
+	KUNIT_EXPECT_NOT_NULL_MSG(test, ocfs2_kset,
+				  "the stack glue failed its init: a mount would dereference NULL");
+}
+
+static struct kunit_case ocfs2_stackglue_kunit_cases[] = {
+	KUNIT_CASE(stack_glue_made_its_kset),
+	{}
+};
+
+/* No fixture: it must run before the first mount, so it comes first. */
+static struct kunit_suite ocfs2_stackglue_kunit_suite = {
+	.name = "ocfs2_stackglue",
+	.test_cases = ocfs2_stackglue_kunit_cases,
+};
+
 static int ocfs2_kunit_init(struct kunit *test)
 {
 	return fs_kunit_ns_init(test, &ocfs2_kunit_ns);
@@ -431,7 +458,7 @@ static struct kunit_suite ocfs2_kunit_suite = {
 	.test_cases = ocfs2_kunit_cases,
 };
 
-kunit_test_suite(ocfs2_kunit_suite);
+kunit_test_suites(&ocfs2_stackglue_kunit_suite, &ocfs2_kunit_suite);
 
 MODULE_DESCRIPTION("KUnit tests for dquot_initialize() errors in ocfs2");
 MODULE_LICENSE("GPL");
