@@ -216,9 +216,19 @@ class Config:
         one list of our tests."""
         first = self.written_kunitconfig or self.base_kunitconfig
         rest = [os.path.join(self.top, f) for f in PROFILES[self.profile]['fragments']]
+        if self.no_proc:
+            rest.append(os.path.join(self.top, 'kunitconfig.noproc'))
         if self.mode == 'modules':
             rest.append(os.path.join(self.top, 'kunitconfig.modules'))
         return [first] + rest
+
+    @property
+    def no_proc(self):
+        """Whether kunitconfig.noproc is added: the default profile's
+        built-in kernel and the proof's builds of it (that file says why
+        only they)."""
+        return (self.profile == 'default' and self.mode == 'builtin' and not self.alone
+                and not self.variant.startswith('mutants'))
 
     @property
     def kernel_args(self):

@@ -51,8 +51,14 @@ class ConfigTest(unittest.TestCase):
         c = self.cfg()
         self.assertEqual(c.build_dir, '/w/build')
         self.assertEqual(c.results, '/top/results')
-        self.assertEqual(c.kunitconfigs, ['/top/kunitconfig'])
+        self.assertEqual(c.kunitconfigs, ['/top/kunitconfig', '/top/kunitconfig.noproc'])
         self.assertEqual(c.kernel_args, [])
+        # /proc stays for an init that mounts it, for upstream's .kunitconfig
+        # and for the mutant kernels; the proof's lanes build the default's.
+        for other in (self.cfg(MODE='modules'), self.cfg(PROFILE='coverage'),
+                      self.cfg(ALONE='fs/quota'), c.with_(variant='mutants')):
+            self.assertFalse(other.no_proc, other)
+        self.assertTrue(c.with_(variant='proof-lane0').no_proc)
         self.assertEqual(c.tree, '/w/linux-source-6.12')
 
     def test_profile_mode_and_alone_each_have_their_build_and_results(self):
@@ -683,7 +689,8 @@ class SeriesTest(unittest.TestCase):
         ocfs2 = mail.closure(by_name['ocfs2'], by_name)
         # transitively: kunit-fs needs kfence-fix
         self.assertEqual(ocfs2, by_name['kfence-fix']['patches'] + by_name['kunit-fs']['patches']
-                         + by_name['ocfs2-fixes']['patches'])
+                         + by_name['ocfs2-fixes']['patches']
+                         + by_name['ocfs2-sysctl-fix']['patches'])
 
     def test_every_fix_says_where_it_applies_upstream(self):
         fixes = [n for g in mail.read_covers(catalogue.read_series(TOP)) if g['fix']
@@ -704,6 +711,10 @@ class SeriesTest(unittest.TestCase):
             with open(os.path.join(up, '0001-fix.patch'), 'w') as f:
                 f.write(patch.replace('+b', '+c'))
             self.assertIn("not patch 0001's", mail.bases_problems(['0001'], up)[0])
+            # Another context, the same change: mainline's form of a hunk.
+            with open(os.path.join(up, '0001-fix.patch'), 'w') as f:
+                f.write(patch.replace('@@ -1 +1 @@\n', '@@ -1,2 +1,2 @@\n other\n'))
+            self.assertEqual(mail.bases_problems(['0001'], up), [])
 
     def test_checkpatch_terse_lines_are_read(self):
         line = './0001-x.patch:12: WARNING:MSLEEP: msleep < 20ms can sleep for up to 20ms'
