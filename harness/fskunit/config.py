@@ -224,11 +224,10 @@ class Config:
 
     @property
     def no_proc(self):
-        """Whether kunitconfig.noproc is added: the default profile's
-        built-in kernel and the proof's builds of it (that file says why
-        only they)."""
-        return (self.profile == 'default' and self.mode == 'builtin' and not self.alone
-                and not self.variant.startswith('mutants'))
+        """Whether kunitconfig.noproc is added: every built-in kernel of the
+        default and debug profiles, the proof's and the mutants' included
+        (that file says why only they)."""
+        return self.profile in ('default', 'debug') and self.mode == 'builtin' and not self.alone
 
     @property
     def kernel_args(self):

@@ -53,12 +53,13 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(c.results, '/top/results')
         self.assertEqual(c.kunitconfigs, ['/top/kunitconfig', '/top/kunitconfig.noproc'])
         self.assertEqual(c.kernel_args, [])
-        # /proc stays for an init that mounts it, for upstream's .kunitconfig
-        # and for the mutant kernels; the proof's lanes build the default's.
+        # /proc stays for an init that mounts it and for upstream's .kunitconfig.
         for other in (self.cfg(MODE='modules'), self.cfg(PROFILE='coverage'),
-                      self.cfg(ALONE='fs/quota'), c.with_(variant='mutants')):
+                      self.cfg(ALONE='fs/quota')):
             self.assertFalse(other.no_proc, other)
-        self.assertTrue(c.with_(variant='proof-lane0').no_proc)
+        for same in (c.with_(variant='proof-lane0'), c.with_(variant='mutants'),
+                     self.cfg(PROFILE='debug')):
+            self.assertTrue(same.no_proc, same)
         self.assertEqual(c.tree, '/w/linux-source-6.12')
 
     def test_profile_mode_and_alone_each_have_their_build_and_results(self):
