@@ -22,6 +22,7 @@ Every leaf case of the baseline must be named by some patch's Expect-fail:
 a case never shown to fail has not earned its place.  One run proves the
 patches of one configuration (Profile:, Mode:); make check runs all three."""
 
+import collections
 import concurrent.futures
 import contextlib
 import fnmatch
@@ -128,6 +129,14 @@ def judge(baseline, cases, expect, may=(), report=''):
     return 'caught', '', named
 
 
+# Boots at once.  Under TCG a guest keeps one core busy and a rebuild (one
+# file and the links) mostly one more: the batches of several filesystems,
+# whose boots run most of the suite, would otherwise leave the build idle
+# and a core with it.  Each guest boots alone on its side of QEMU, so the
+# verdicts are the same; the suites' time-outs are the machine's measured
+# times with a margin (timing.py), as for the mutants' two lanes.
+BOOTS = 2
+
 # A patch that touches only its own filesystem's directory cannot change what
 # another filesystem's suite sees: such patches, one per filesystem, share one
 # kernel and one boot (the rebuild and boot are most of a patch's time).  Two
@@ -157,6 +166,30 @@ def plan(items):
         b['filesystems'] |= filesystems
         b['suites'] |= suites
     return [b['patches'] for b in batches]
+
+
+def pipeline(batches, start, judged, boots=BOOTS):
+    """start(number, batch, lane) builds a batch now and returns the future
+    of its boot; up to @boots boots go on while the next batch builds into a
+    lane none of them boots from (boots + 1 lanes).  judged(number, batch,
+    future) is called in the batches' order, as soon as each boot is done."""
+    pending = collections.deque()  # (number, batch, future, lane), in order
+
+    def judge_done():
+        while pending and pending[0][2].done():
+            b, batch, future, _ = pending.popleft()
+            judged(b, batch, future)
+    for b, batch in enumerate(batches, 1):
+        while sum(not p[2].done() for p in pending) >= boots:
+            concurrent.futures.wait([p[2] for p in pending],
+                                    return_when=concurrent.futures.FIRST_COMPLETED)
+        judge_done()
+        busy = {p[3] for p in pending if not p[2].done()}
+        lane = min(set(range(boots + 1)) - busy)
+        pending.append((b, batch, start(b, batch, lane), lane))
+    while pending:
+        concurrent.futures.wait([pending[0][2]])
+        judge_done()
 
 
 def cover(suites):
@@ -215,9 +248,9 @@ class Proof:
 
     def run_kernel(self, regs, glob, out):
         """One run now, built and booted in this thread: the baseline, or a
-        patch of a crashed batch alone (in lane 2: the pipeline's two may be
-        booting).  Returns (cases, seconds, why): cases None when it failed."""
-        run, ln, seconds, why = self.build(regs, glob, out, 2)
+        patch of a crashed batch alone (in a lane of its own: the pipeline's
+        may be booting).  Returns (cases, seconds, why): cases None when it failed."""
+        run, ln, seconds, why = self.build(regs, glob, out, BOOTS + 1)
         if run is None:
             return None, seconds, why
         return self.boot(run, ln, seconds)
@@ -255,18 +288,17 @@ class Proof:
         suites = self.info[reg.path]['suites']
         return [(n, st) for n, st in self.base if n.split('.')[0] in suites]
 
-    # -- the pipeline: one kernel boots while the next one builds ---------------
-    # Under TCG a boot keeps one core busy and the build of the next patch
-    # (one file and the link) fits beside it.  The kernel is copied to a
-    # lane directory first: the build directory is the next patch's.
+    # -- the pipeline: BOOTS kernels boot while the next one builds -------------
+    # The kernel is copied to a lane directory first: the build directory is
+    # the next patch's.
     def lane(self, cfg, k):
         names = [n for n in os.listdir(cfg.build_dir) if n.startswith('.fs-kunit-timing')]
         if cfg.init:
             names.append(os.path.basename(cfg.initramfs))
         return boot_lane(cfg, cfg.with_(variant='proof-lane%d' % k), names, snapshot=True)
 
-    def build_batch(self, k, batch):
-        """Apply @batch (number k) and build it; see build()."""
+    def build_batch(self, k, batch, lane):
+        """Apply @batch (number k) and build it into @lane; see build()."""
         if len(batch) == 1:
             glob, out = self.info[batch[0].path]['glob'], os.path.join(self.out, batch[0].name)
         else:
@@ -274,7 +306,7 @@ class Proof:
                   flush=True)
             glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
             out = os.path.join(self.out, 'batch-%d' % k)
-        return self.build(batch, glob, out, k % 2)
+        return self.build(batch, glob, out, lane)
 
     def build(self, regs, glob, out, k):
         """Apply @regs and build the kernel for the suites @glob matches,
@@ -314,10 +346,10 @@ class Proof:
                     str(e).splitlines()[0], run.cfg.results)
         return run.cases, seconds + time.monotonic() - t, ''
 
-    def start(self, k, batch):
-        """Build @batch now, boot it in the boot thread: a future of
+    def start(self, k, batch, lane):
+        """Build @batch now, boot it in a boot thread: a future of
         (cases, seconds, why)."""
-        run, ln, seconds, why = self.build_batch(k, batch)
+        run, ln, seconds, why = self.build_batch(k, batch, lane)
         if run is None:
             done = concurrent.futures.Future()
             done.set_result((None, seconds, why))
@@ -425,17 +457,11 @@ class Proof:
                               for n in detail[len('also failed: '):].split('; ')),
                           flush=True)
         self.stdout = ThreadOut(sys.stdout)
-        self.booter = concurrent.futures.ThreadPoolExecutor(1)
+        self.booter = concurrent.futures.ThreadPoolExecutor(BOOTS)
         saved, sys.stdout = sys.stdout, self.stdout
         try:
-            pending = None
-            for b, batch in enumerate(batches, 1):
-                started = (b, batch, self.start(b, batch))
-                if pending:
-                    show(pending[1], self.finish(*pending))
-                pending = started
-            if pending:
-                show(pending[1], self.finish(*pending))
+            pipeline(batches, self.start,
+                     lambda b, batch, future: show(batch, self.finish(b, batch, future)))
         finally:
             # Interrupted: the boot queued behind the running one is not started.
             self.booter.shutdown(wait=True, cancel_futures=True)

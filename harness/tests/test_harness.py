@@ -723,6 +723,33 @@ class SeriesTest(unittest.TestCase):
                          ('WARNING', 'MSLEEP', 'msleep < 20ms can sleep for up to 20ms'))
 
 
+class PipelineTest(unittest.TestCase):
+    """The proof's boots: two at once, never from a lane another boot is
+    still reading, judged in the batches' order."""
+
+    def test_boots_overlap_in_their_own_lanes_and_are_judged_in_order(self):
+        import concurrent.futures
+        lock, booting, overlapped, judged = threading.Lock(), {}, [], []
+        seconds = {1: 0.3, 2: 0.05, 3: 0.05, 4: 0.2, 5: 0.0, 6: 0.05}
+
+        def boot(b, lane):
+            with lock:
+                self.assertNotIn(lane, booting.values())
+                booting[b] = lane
+                overlapped.append(len(booting))
+            time.sleep(seconds[b])
+            with lock:
+                del booting[b]
+            return b
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            proof.pipeline(['b%d' % b for b in seconds],
+                           lambda b, batch, lane: pool.submit(boot, b, lane),
+                           lambda b, batch, future: judged.append((b, future.result())),
+                           boots=2)
+        self.assertEqual(judged, [(b, b) for b in seconds])
+        self.assertEqual(max(overlapped), 2)
+
+
 class PlanTest(unittest.TestCase):
     """Which regression patches may share a kernel."""
 
@@ -860,6 +887,16 @@ class TreeTest(FakeKernel):
         self.assertEqual(self.read('fs/b.c'), 'int b = 3;\n')
         self.tree.sync()
         self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
+
+    def test_the_kept_series_tree_follows_an_edited_test(self):
+        self.tree.sync()
+        with open(os.path.join(self.proj, 'kunit-tests', 'fs', 'a_test.c'), 'w') as f:
+            f.write('/* edited */\n')
+        extra = self.patch(os.path.join(self.tmp.name, 'x.patch'), 'b.c', 'int b = 1;',
+                           'int b = 3;', where=None)
+        self.tree.sync((extra,))
+        self.assertEqual(self.read('fs/a_test.c'), '/* edited */\n')
+        self.assertEqual(self.read('fs/b.c'), 'int b = 3;\n')
 
     def test_unchanged_inputs_touch_no_file(self):
         self.tree.sync()
