@@ -126,6 +126,9 @@ def read(path):
 # signal the main thread gets, so stop_all() ends its kunit.py (and QEMU).
 RUNNING = set()
 
+# Every build compiles through the shared cache (kunit.py build and make alone).
+CCACHE_CC = 'CC=ccache gcc'
+
 
 def _stop(proc):
     with contextlib.suppress(ProcessLookupError):
@@ -189,7 +192,7 @@ class Workspace:
         if args[0] == 'build':
             # Every build directory shares one cache: what another
             # configuration compiled already is not compiled again.
-            cmd.append('--make_options=CC=ccache gcc')
+            cmd.append('--make_options=' + CCACHE_CC)
             cmd += ['--make_options=' + o for o in cfg.make_options]
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1', KUNIT_QEMU_ACCEL=cfg.accel,
                    **cfg.compile_env(tree))
@@ -324,7 +327,8 @@ class Workspace:
     def config_unchanged(self, cfg):
         with contextlib.suppress(OSError):
             key = self._config_key(cfg)
-            return bool(key) and read(os.path.join(cfg.build_dir, self.CONFIG_RECORD)).decode() == key
+            record = os.path.join(cfg.build_dir, self.CONFIG_RECORD)
+            return bool(key) and read(record).decode() == key
         return False
 
     def config_built(self, cfg):
@@ -337,7 +341,7 @@ class Workspace:
         say('the configuration is as last built: make alone, without olddefconfig')
         record = os.path.join(cfg.build_dir, self.CONFIG_RECORD)
         cmd = ['make', 'all', 'compile_commands.json', 'ARCH=x86_64', 'O=' + cfg.build_dir,
-               '--jobs=%d' % cfg.jobs, 'CC=ccache gcc', *cfg.make_options]
+               '--jobs=%d' % cfg.jobs, CCACHE_CC, *cfg.make_options]
         env = dict(os.environ, **cfg.compile_env(self.tree.path))
         out = []
         rc = self._call(cmd, env, each_line=out.append).returncode

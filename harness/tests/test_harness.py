@@ -723,6 +723,37 @@ class SeriesTest(unittest.TestCase):
                          ('WARNING', 'MSLEEP', 'msleep < 20ms can sleep for up to 20ms'))
 
 
+class ConfigRecordTest(unittest.TestCase):
+    """make alone, without kunit.py's olddefconfig, only while what decides
+    the .config is what it was at the last build."""
+
+    def test_make_alone_only_while_the_configuration_is_as_built(self):
+        import types
+        with tempfile.TemporaryDirectory() as d:
+            def write(name, text):
+                with open(os.path.join(d, name), 'w') as f:
+                    f.write(text)
+            os.makedirs(os.path.join(d, 'build'))
+            write('kunitconfig', 'CONFIG_QUOTA=y\n')
+            write('qemu.py', 'x = 1\n')
+            write('build/.config', 'CONFIG_QUOTA=y\n')
+            cfg = types.SimpleNamespace(build_dir=os.path.join(d, 'build'), make_options=(),
+                                        qemu_config=os.path.join(d, 'qemu.py'),
+                                        kunitconfigs=[os.path.join(d, 'kunitconfig')])
+            ws = Workspace.__new__(Workspace)
+            self.assertFalse(ws.config_unchanged(cfg))  # never built here
+            ws.config_built(cfg)
+            self.assertTrue(ws.config_unchanged(cfg))
+            write('kunitconfig', 'CONFIG_QUOTA=y\nCONFIG_UDF_FS=y\n')
+            self.assertFalse(ws.config_unchanged(cfg))
+            ws.config_built(cfg)
+            write('build/.config', 'CONFIG_QUOTA=y\n# a Kconfig change\n')
+            self.assertFalse(ws.config_unchanged(cfg))
+            ws.config_built(cfg)
+            cfg.make_options = ('GCOV_PROFILE_dquot.o=y',)
+            self.assertFalse(ws.config_unchanged(cfg))
+
+
 class PipelineTest(unittest.TestCase):
     """The proof's boots: two at once, never from a lane another boot is
     still reading, judged in the batches' order."""
