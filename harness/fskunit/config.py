@@ -67,6 +67,10 @@ class Config:
     # schemata), or a directory that only boots another's kernel (a lane
     # of make mutants): its own build directory, beside the profile's.
     variant: str = ''
+    # The regression proof's second builder (proof.py, BUILDERS): a tree and
+    # build directories of its own in WORKDIR/builder1, beside the first's,
+    # laid out alike, so that the one compile cache serves both.
+    builder: int = 0
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -120,8 +124,14 @@ class Config:
 
     # -- where things are ---------------------------------------------------
     @property
+    def home(self):
+        """Where this builder's tree and build directories are."""
+        return os.path.join(self.workdir, 'builder%d' % self.builder) if self.builder \
+            else self.workdir
+
+    @property
     def tree(self):
-        return os.path.join(self.workdir, PACKAGE)
+        return os.path.join(self.home, PACKAGE)
 
     @property
     def ccache_dir(self):
@@ -151,7 +161,7 @@ class Config:
 
     @property
     def build_dir(self):
-        return os.path.join(self.workdir, 'build' + self.suffix)
+        return os.path.join(self.home, 'build' + self.suffix)
 
     @property
     def results(self):
@@ -208,7 +218,7 @@ class Config:
         kunit.py refuses two values of one option across fragments."""
         if self.mode != 'modules' and self.variant != 'mutants':
             return None
-        return os.path.join(self.workdir, 'kunitconfig' + self.suffix)
+        return os.path.join(self.home, 'kunitconfig' + self.suffix)
 
     @property
     def kunitconfigs(self):

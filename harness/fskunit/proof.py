@@ -22,12 +22,12 @@ Every leaf case of the baseline must be named by some patch's Expect-fail:
 a case never shown to fail has not earned its place.  One run proves the
 patches of one configuration (Profile:, Mode:); make check runs all three."""
 
-import collections
 import concurrent.futures
 import contextlib
 import fnmatch
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -38,35 +38,31 @@ import time
 
 from . import catalogue, doccheck, results
 from .catalogue import named_by, whole_suite
-from .workspace import Run, RunError, boot_lane, clear_results, write_provenance
+from .workspace import Run, RunError, Workspace, boot_lane, clear_results, write_provenance
 
 
 class ThreadOut:
-    """sys.stdout that the boot thread points at its own file (a patch's
-    run.log), while the main thread, and the threads it starts (a build's
-    progress), write to the next patch's."""
+    """sys.stdout that each pipeline thread (a build, a boot) points at its
+    own patch's run.log; any other thread (the main one, a build's progress)
+    writes to the default stream."""
 
     def __init__(self, default):
         self.default = default
-        self.shared = None
         self.local = threading.local()
 
     @contextlib.contextmanager
-    def to(self, stream, boot=False):
-        if boot:
-            self.local.stream = stream
-        else:
-            self.shared = stream
+    def to(self, stream):
+        self.local.stream = stream
         try:
             yield
         finally:
-            if boot:
-                self.local.stream = None
-            else:
-                self.shared = None
+            self.local.stream = None
 
-    def _stream(self):
-        return getattr(self.local, 'stream', None) or self.shared or self.default
+    def current(self):
+        """The stream of the calling thread, for a thread it starts."""
+        return getattr(self.local, 'stream', None) or self.default
+
+    _stream = current
 
     def write(self, text):
         return self._stream().write(text)
@@ -137,6 +133,14 @@ def judge(baseline, cases, expect, may=(), report=''):
 # times with a margin (timing.py), as for the mutants' two lanes.
 BOOTS = 2
 
+# Builders at once.  A rebuild is mostly one process at a time (kbuild's
+# walk of the tree, three links, gzip): two of them side by side took 23 s
+# here where one took 15.  The second builder has its own tree and build
+# directory (config.py, builder), made once from the first's and the compile
+# cache (about two minutes here): it pays for itself from about 25 patches.
+BUILDERS = 2
+SECOND_BUILDER_FROM = 25
+
 # A patch that touches only its own filesystem's directory cannot change what
 # another filesystem's suite sees: such patches, one per filesystem, share one
 # kernel and one boot (the rebuild and boot are most of a patch's time).  Two
@@ -168,28 +172,48 @@ def plan(items):
     return [b['patches'] for b in batches]
 
 
-def pipeline(batches, start, judged, boots=BOOTS):
-    """start(number, batch, lane) builds a batch now and returns the future
-    of its boot; up to @boots boots go on while the next batch builds into a
-    lane none of them boots from (boots + 1 lanes).  judged(number, batch,
-    future) is called in the batches' order, as soon as each boot is done."""
-    pending = collections.deque()  # (number, batch, future, lane), in order
+def pipeline(batches, build, boot, judged, idle, boots=BOOTS):
+    """Each batch's life: build(number, batch, builder, lane) with a builder
+    taken from the queue @idle, which copies its kernel to @lane; then
+    boot(built), at most @boots at once.  A lane is a batch's from its build
+    to the end of its boot, so no boot reads a kernel being copied.
+    judged(number, batch, future of boot's result) is called in this thread,
+    in the batches' order, as soon as each is done; it may take a builder
+    from @idle itself."""
+    slots = idle.qsize() + boots
+    lanes = queue.Queue()
+    for k in range(slots):
+        lanes.put(k)
+    booting = threading.Semaphore(boots)
+    stopped = threading.Event()
 
-    def judge_done():
-        while pending and pending[0][2].done():
-            b, batch, future, _ = pending.popleft()
+    def life(b, batch):
+        lane = lanes.get()
+        try:
+            builder = idle.get()
+            try:
+                if stopped.is_set():
+                    raise concurrent.futures.CancelledError()
+                built = build(b, batch, builder, lane)
+            finally:
+                idle.put(builder)
+            with booting:
+                if stopped.is_set():
+                    raise concurrent.futures.CancelledError()
+                return boot(built)
+        finally:
+            lanes.put(lane)
+    pool = concurrent.futures.ThreadPoolExecutor(slots)
+    try:
+        futures = [pool.submit(life, b, batch) for b, batch in enumerate(batches, 1)]
+        for (b, batch), future in zip(enumerate(batches, 1), futures):
+            concurrent.futures.wait([future])
             judged(b, batch, future)
-    for b, batch in enumerate(batches, 1):
-        while sum(not p[2].done() for p in pending) >= boots:
-            concurrent.futures.wait([p[2] for p in pending],
-                                    return_when=concurrent.futures.FIRST_COMPLETED)
-        judge_done()
-        busy = {p[3] for p in pending if not p[2].done()}
-        lane = min(set(range(boots + 1)) - busy)
-        pending.append((b, batch, start(b, batch, lane), lane))
-    while pending:
-        concurrent.futures.wait([pending[0][2]])
-        judge_done()
+    finally:
+        # Interrupted (stop_all() ends what runs): the batches waiting for a
+        # builder or not started are not built.
+        stopped.set()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def cover(suites):
@@ -241,16 +265,25 @@ class Proof:
         self.patches = patches
         self.out = os.path.join(cfg.results, 'regressions')
         self.stdout = None  # a ThreadOut while the pipeline runs
+        # The builders not building now: (number, Workspace), the first
+        # this run's own.
+        self.idle = queue.Queue()
+        self.idle.put((0, ws))
+        self.rerun_lane = BUILDERS + BOOTS  # not one of the pipeline's lanes
 
-    def to(self, log, boot=False):
+    def to(self, log):
         """Print into @log: through the ThreadOut while the pipeline runs."""
-        return self.stdout.to(log, boot) if self.stdout else contextlib.redirect_stdout(log)
+        return self.stdout.to(log) if self.stdout else contextlib.redirect_stdout(log)
 
     def run_kernel(self, regs, glob, out):
         """One run now, built and booted in this thread: the baseline, or a
         patch of a crashed batch alone (in a lane of its own: the pipeline's
         may be booting).  Returns (cases, seconds, why): cases None when it failed."""
-        run, ln, seconds, why = self.build(regs, glob, out, BOOTS + 1)
+        builder = self.idle.get()
+        try:
+            run, ln, seconds, why = self.build(regs, glob, out, self.rerun_lane, builder)
+        finally:
+            self.idle.put(builder)
         if run is None:
             return None, seconds, why
         return self.boot(run, ln, seconds)
@@ -288,16 +321,31 @@ class Proof:
         suites = self.info[reg.path]['suites']
         return [(n, st) for n, st in self.base if n.split('.')[0] in suites]
 
-    # -- the pipeline: BOOTS kernels boot while the next one builds -------------
-    # The kernel is copied to a lane directory first: the build directory is
-    # the next patch's.
-    def lane(self, cfg, k):
-        names = [n for n in os.listdir(cfg.build_dir) if n.startswith('.fs-kunit-timing')]
-        if cfg.init:
-            names.append(os.path.basename(cfg.initramfs))
-        return boot_lane(cfg, cfg.with_(variant='proof-lane%d' % k), names, snapshot=True)
+    # -- the pipeline: BOOTS kernels boot while BUILDERS build the next -------
+    def second_builder(self, batches):
+        """Add the second builder when there are enough batches to pay for it
+        (SECOND_BUILDER_FROM), or it is built already."""
+        if BUILDERS < 2:
+            return None
+        cfg = self.cfg.with_(builder=1)
+        if len(batches) < SECOND_BUILDER_FROM and \
+                not os.path.exists(os.path.join(cfg.build_dir, 'vmlinux')):
+            return None
+        ws = Workspace(cfg)
+        self.idle.put((1, ws))
+        return ws
 
-    def build_batch(self, k, batch, lane):
+    # The kernel is copied to a lane directory first: the build directory is
+    # the next patch's.  The suites' measured times are the first builder's.
+    def lane(self, cfg, k):
+        names = [n for n in os.listdir(self.cfg.build_dir) if n.startswith('.fs-kunit-timing')]
+        ln = boot_lane(cfg, cfg.with_(variant='proof-lane%d' % k),
+                       [os.path.basename(cfg.initramfs)] if cfg.init else [], snapshot=True)
+        for n in names:
+            shutil.copy(os.path.join(self.cfg.build_dir, n), os.path.join(ln.build_dir, n))
+        return ln
+
+    def build_batch(self, k, batch, builder, lane):
         """Apply @batch (number k) and build it into @lane; see build()."""
         if len(batch) == 1:
             glob, out = self.info[batch[0].path]['glob'], os.path.join(self.out, batch[0].name)
@@ -306,25 +354,26 @@ class Proof:
                   flush=True)
             glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
             out = os.path.join(self.out, 'batch-%d' % k)
-        return self.build(batch, glob, out, lane)
+        return self.build(batch, glob, out, lane, builder)
 
-    def build(self, regs, glob, out, k):
-        """Apply @regs and build the kernel for the suites @glob matches,
-        copied to lane k.  Returns (run, lane, seconds, why): run None when
-        the build failed."""
+    def build(self, regs, glob, out, k, builder):
+        """Apply @regs and build the kernel for the suites @glob matches with
+        @builder, copied to its lane k.  Returns (run, lane, seconds, why):
+        run None when the build failed."""
         os.makedirs(out, exist_ok=True)
+        number, ws = builder
         cfg = self.cfg.with_(extra_patches=tuple(r.path for r in regs), filter=glob,
-                             results_dir=out)
+                             results_dir=out, builder=number)
         clear_results(cfg)
         t = time.monotonic()
         with open(os.path.join(out, 'run.log'), 'w') as log, self.to(log):
             try:
                 run = Run(cfg)
-                run.tree_id, run.stamp, cases = self.ws.prepare(cfg, listed=self.enabled)
-                run.expected = [c for c in cases if self.ws.wanted(cfg, c)]
+                run.tree_id, run.stamp, cases = ws.prepare(cfg, listed=self.enabled)
+                run.expected = [c for c in cases if ws.wanted(cfg, c)]
                 if not run.expected:
                     raise RunError('FILTER=%s matches none of the enabled cases' % glob)
-                write_provenance(cfg, run, self.ws.tree)
+                write_provenance(cfg, run, ws.tree)
                 ln = self.lane(cfg, k)
             except RunError as e:
                 print('run: error: %s' % e)
@@ -336,8 +385,7 @@ class Proof:
         """(cases, seconds, why) of a built kernel's boot from its lane;
         cases None when it failed.  The pipeline runs it in the boot thread."""
         t = time.monotonic()
-        with open(os.path.join(run.cfg.results, 'run.log'), 'a') as log, \
-                self.to(log, boot=True):
+        with open(os.path.join(run.cfg.results, 'run.log'), 'a') as log, self.to(log):
             try:
                 self.ws.execute(ln, run)
             except RunError as e:
@@ -346,15 +394,12 @@ class Proof:
                     str(e).splitlines()[0], run.cfg.results)
         return run.cases, seconds + time.monotonic() - t, ''
 
-    def start(self, k, batch, lane):
-        """Build @batch now, boot it in a boot thread: a future of
-        (cases, seconds, why)."""
-        run, ln, seconds, why = self.build_batch(k, batch, lane)
+    def boot_in_pipeline(self, built):
+        """(cases, seconds, why) of a batch built by build_batch()."""
+        run, ln, seconds, why = built
         if run is None:
-            done = concurrent.futures.Future()
-            done.set_result((None, seconds, why))
-            return done
-        return self.booter.submit(self.boot, run, ln, seconds)
+            return None, seconds, why
+        return self.boot(run, ln, seconds)
 
     def finish(self, k, batch, future):
         """{patch: (verdict, detail, named, seconds)}; a crash or an error in a
@@ -456,16 +501,17 @@ class Proof:
                               '  Expect-fail: ' + n
                               for n in detail[len('also failed: '):].split('; ')),
                           flush=True)
+        second = self.second_builder(batches)
         self.stdout = ThreadOut(sys.stdout)
-        self.booter = concurrent.futures.ThreadPoolExecutor(BOOTS)
         saved, sys.stdout = sys.stdout, self.stdout
         try:
-            pipeline(batches, self.start,
-                     lambda b, batch, future: show(batch, self.finish(b, batch, future)))
+            pipeline(batches, self.build_batch, self.boot_in_pipeline,
+                     lambda b, batch, future: show(batch, self.finish(b, batch, future)),
+                     self.idle)
         finally:
-            # Interrupted: the boot queued behind the running one is not started.
-            self.booter.shutdown(wait=True, cancel_futures=True)
             sys.stdout, self.stdout = saved, None
+            if second:
+                second.close()
             # Leave the tree as make run expects it: series only.
             ws.sync()
         rows = [(r.name, *done[r.path]) for r in patches]

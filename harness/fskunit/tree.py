@@ -31,8 +31,11 @@ def installed_version(package=PACKAGE):
 
 
 class Tree:
-    def __init__(self, workdir, top, tarball=None, package=PACKAGE):
+    def __init__(self, workdir, top, tarball=None, package=PACKAGE, origin=None):
         self.package = package
+        # A tree made from another's repository (the proof's second builder)
+        # instead of the tarball.
+        self.origin = origin
         self.tarball = tarball or '/usr/src/%s.tar.xz' % package
         self.path = os.path.join(workdir, package)
         self.workdir = workdir
@@ -54,7 +57,28 @@ class Tree:
         with open(os.path.join(self.path, '.git', 'fs-kunit-version')) as f:
             return f.read().strip()
 
+    def _clone(self):
+        """The origin's repository, its objects hard-linked (no checkout:
+        the first sync writes the files)."""
+        print('tree: cloning %s into %s (once)' % (self.origin, self.path), flush=True)
+        new = self.path + '.new'
+        shutil.rmtree(new, ignore_errors=True)
+        os.makedirs(os.path.dirname(new), exist_ok=True)
+        subprocess.run(['git', 'clone', '-q', '--local', '--no-checkout', self.origin, new],
+                       check=True)
+        shutil.copy(os.path.join(self.origin, '.git', 'fs-kunit-version'),
+                    os.path.join(new, '.git', 'fs-kunit-version'))
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.rename(new, self.path)
+
+    def _pristine(self, path):
+        r = subprocess.run(['git', '-C', path, 'rev-parse', '-q', '--verify',
+                            'refs/tags/pristine'], capture_output=True, text=True)
+        return r.stdout.strip()
+
     def _extract(self):
+        if self.origin:
+            return self._clone()
         if not os.access(self.tarball, os.R_OK):
             raise TreeError('%s not found: install %s (make deps)' % (self.tarball, self.package))
         version = installed_version(self.package)
@@ -84,6 +108,9 @@ class Tree:
         if not os.path.exists(have) or \
                 self.git('rev-parse', '-q', '--verify', 'refs/tags/pristine',
                          check=False).returncode:
+            self._extract()
+        elif self.origin and self._pristine(self.path) != self._pristine(self.origin):
+            print('tree: %s was extracted again: cloning it again' % self.origin, flush=True)
             self._extract()
         elif installed_version(self.package) not in ('unknown', self.version):
             print('tree: %s moved to %s: extracting again'

@@ -72,6 +72,9 @@ class Progress(threading.Thread):
         self.build_dir, self.t0, self.done = build_dir, time.time(), threading.Event()
         self.count_file = os.path.join(build_dir, '.fs-kunit-objects')
         self.tty = sys.stdout.isatty()
+        # Where the thread that starts the build writes (the regression
+        # proof's builders each write to their patch's log: proof.ThreadOut).
+        self.out = getattr(sys.stdout, 'current', lambda: sys.stdout)()
         self.cold = not os.path.exists(os.path.join(build_dir, 'vmlinux'))
         try:
             with open(self.count_file) as f:
@@ -100,15 +103,15 @@ class Progress(threading.Thread):
     def run(self):
         while not self.done.wait(5 if self.tty else 30):
             if self.tty:
-                sys.stdout.write('\r' + self.line() + '\033[K')
+                self.out.write('\r' + self.line() + '\033[K')
             else:
-                say(self.line())
-            sys.stdout.flush()
+                self.out.write('run: %s\n' % self.line())
+            self.out.flush()
 
     def stop(self, ok):
         self.done.set()
         if self.tty:
-            sys.stdout.write('\n')
+            self.out.write('\n')
         n = self.compiled()
         if ok and n and self.cold:
             with open(self.count_file, 'w') as f:
@@ -146,6 +149,12 @@ class Workspace:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         os.makedirs(cfg.workdir, exist_ok=True)
+        self._lock = None
+        if cfg.builder:
+            # The proof's second builder: its run holds WORKDIR's lock, and
+            # its tree is a clone of the first's.
+            self.tree = Tree(cfg.home, cfg.top, origin=cfg.with_(builder=0).tree)
+            return
         self._lock = open(cfg.lock_path, 'w')
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

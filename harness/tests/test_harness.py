@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,6 +47,18 @@ class ConfigTest(unittest.TestCase):
 
     def cfg(self, **env):
         return Config.from_env(dict({'WORKDIR': '/w'}, **env), top='/top')
+
+    def test_the_second_builder_has_its_own_tree_and_builds_but_the_same_cache(self):
+        c = self.cfg(MODE='modules').with_(builder=1)
+        self.assertEqual((c.tree, c.build_dir, c.written_kunitconfig),
+                         ('/w/builder1/linux-source-6.12', '/w/builder1/build-modules',
+                          '/w/builder1/kunitconfig-modules'))
+        self.assertEqual((c.ccache_dir, c.lock_path), ('/w/ccache', '/w/.lock'))
+        # Laid out as the first's: the cache's paths, relative to the build
+        # directory (CCACHE_BASEDIR), are the same.
+        first = c.with_(builder=0)
+        self.assertEqual(os.path.relpath(c.tree, c.build_dir),
+                         os.path.relpath(first.tree, first.build_dir))
 
     def test_default_run(self):
         c = self.cfg()
@@ -755,30 +768,45 @@ class ConfigRecordTest(unittest.TestCase):
 
 
 class PipelineTest(unittest.TestCase):
-    """The proof's boots: two at once, never from a lane another boot is
-    still reading, judged in the batches' order."""
+    """The proof's pipeline: two builders and two boots at once, no lane
+    used by two batches at a time, judged in the batches' order."""
 
-    def test_boots_overlap_in_their_own_lanes_and_are_judged_in_order(self):
-        import concurrent.futures
-        lock, booting, overlapped, judged = threading.Lock(), {}, [], []
-        seconds = {1: 0.3, 2: 0.05, 3: 0.05, 4: 0.2, 5: 0.0, 6: 0.05}
+    def test_builds_and_boots_overlap_in_their_own_lanes_and_are_judged_in_order(self):
+        import queue
+        lock, busy, building, booting, most, judged = threading.Lock(), {}, set(), set(), \
+            {'build': 0, 'boot': 0}, []
+        seconds = {1: 0.3, 2: 0.05, 3: 0.05, 4: 0.2, 5: 0.0, 6: 0.05, 7: 0.1, 8: 0.0}
 
-        def boot(b, lane):
+        def build(b, batch, builder, lane):
             with lock:
-                self.assertNotIn(lane, booting.values())
-                booting[b] = lane
-                overlapped.append(len(booting))
+                self.assertNotIn(lane, busy.values())
+                self.assertNotIn(builder, building)
+                busy[b] = lane
+                building.add(builder)
+                most['build'] = max(most['build'], len(building))
+            time.sleep(0.05)
+            with lock:
+                building.discard(builder)
+            return b
+
+        def boot(b):
+            with lock:
+                booting.add(b)
+                most['boot'] = max(most['boot'], len(booting))
             time.sleep(seconds[b])
             with lock:
-                del booting[b]
+                booting.discard(b)
+                del busy[b]
             return b
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            proof.pipeline(['b%d' % b for b in seconds],
-                           lambda b, batch, lane: pool.submit(boot, b, lane),
-                           lambda b, batch, future: judged.append((b, future.result())),
-                           boots=2)
+        idle = queue.Queue()
+        for builder in ('first', 'second'):
+            idle.put(builder)
+        proof.pipeline(['b%d' % b for b in seconds], build, boot,
+                       lambda b, batch, future: judged.append((b, future.result())),
+                       idle, boots=2)
         self.assertEqual(judged, [(b, b) for b in seconds])
-        self.assertEqual(max(overlapped), 2)
+        self.assertEqual(most, {'build': 2, 'boot': 2})
+        self.assertEqual(idle.qsize(), 2)
 
 
 class PlanTest(unittest.TestCase):
@@ -935,6 +963,27 @@ class TreeTest(FakeKernel):
         os.utime(path, ns=(1, 1))
         self.tree.sync()
         self.assertEqual(os.stat(path).st_mtime_ns, 1)
+
+    def test_a_clone_for_a_second_builder_syncs_alike_and_follows_its_origin(self):
+        from fskunit.tree import Tree
+        self.tree.sync()
+        clone = Tree(os.path.join(self.tmp.name, 'work', 'builder1'), self.proj,
+                     tarball=self.tree.tarball, package=self.tree.package,
+                     origin=self.tree.path)
+        extra = self.patch(os.path.join(self.tmp.name, 'x.patch'), 'b.c', 'int b = 1;',
+                           'int b = 3;', where=None)
+        self.assertEqual(clone.sync((extra,)), self.tree.wanted((extra,)))
+        with open(os.path.join(clone.path, 'fs/b.c')) as f:
+            self.assertEqual(f.read(), 'int b = 3;\n')
+        self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')  # the origin stays
+        # The origin extracted again (a new package): the clone is made again.
+        before = clone._pristine(clone.path)
+        shutil.rmtree(self.tree.path)
+        with unittest.mock.patch.dict(os.environ, GIT_COMMITTER_DATE='2001-01-01T00:00:00'):
+            self.tree.sync()
+        self.assertNotEqual(clone._pristine(self.tree.path), before)
+        self.assertEqual(clone.sync(), self.tree.head_tree())
+        self.assertEqual(clone._pristine(clone.path), clone._pristine(self.tree.path))
 
     def test_half_patched_tree_is_repaired(self):
         self.tree.sync()
