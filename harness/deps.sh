@@ -3,11 +3,12 @@
 # Install what a run needs from Debian, or say exactly what to install.
 set -eu
 
-# kernel tree and build (ccache: one compile cache for every build directory);
+# kernel tree and build (ccache: one compile cache for every build directory;
+# lz4 compresses the kernel, kunitconfig says why);
 # QEMU; the mkfs tools and faketime the image scripts use; hyperfine for make bench;
 # lcov (genhtml) for make coverage; distcc for DISTCC_HOSTS (and its test)
 PACKAGES="linux-source-6.12 qemu-system-x86 gcc make flex bison bc libelf-dev libssl-dev
-cpio xz-utils python3 git ccache busybox-static e2fsprogs udftools faketime jfsutils reiserfsprogs ocfs2-tools f2fs-tools
+cpio xz-utils lz4 python3 git ccache busybox-static e2fsprogs udftools faketime jfsutils reiserfsprogs ocfs2-tools f2fs-tools
 hyperfine lcov distcc"
 # LAVA (about 200 packages): lava-dispatcher (lava-run) and lava-common (the job
 # schema) for RUNNER=lava; lava-server and PostgreSQL for make lava-server.  Every
