@@ -38,6 +38,7 @@ import time
 
 from . import catalogue, doccheck, results
 from .catalogue import named_by, whole_suite
+from .tree import TreeError
 from .workspace import Run, RunError, Workspace, boot_lane, clear_results, write_provenance
 
 
@@ -332,6 +333,11 @@ class Proof:
                 not os.path.exists(os.path.join(cfg.build_dir, 'vmlinux')):
             return None
         ws = Workspace(cfg)
+        try:
+            ws.tree.ensure()  # a clone, the files written by its first sync
+        except (TreeError, OSError) as e:
+            print('regressions: one builder only: the second one\'s tree: %s' % e, flush=True)
+            return None
         self.idle.put((1, ws))
         return ws
 

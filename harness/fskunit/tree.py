@@ -64,8 +64,10 @@ class Tree:
         new = self.path + '.new'
         shutil.rmtree(new, ignore_errors=True)
         os.makedirs(os.path.dirname(new), exist_ok=True)
-        subprocess.run(['git', 'clone', '-q', '--local', '--no-checkout', self.origin, new],
-                       check=True)
+        r = subprocess.run(['git', 'clone', '-q', '--local', '--no-checkout', self.origin, new],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise TreeError('git clone %s: %s' % (self.origin, r.stderr.strip()))
         shutil.copy(os.path.join(self.origin, '.git', 'fs-kunit-version'),
                     os.path.join(new, '.git', 'fs-kunit-version'))
         shutil.rmtree(self.path, ignore_errors=True)

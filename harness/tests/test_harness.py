@@ -985,6 +985,14 @@ class TreeTest(FakeKernel):
         self.assertEqual(clone.sync(), self.tree.head_tree())
         self.assertEqual(clone._pristine(clone.path), clone._pristine(self.tree.path))
 
+    def test_a_clone_of_no_tree_says_so(self):
+        from fskunit.tree import Tree, TreeError
+        clone = Tree(os.path.join(self.tmp.name, 'work', 'builder1'), self.proj,
+                     package=self.tree.package, origin=os.path.join(self.tmp.name, 'none'))
+        with self.assertRaisesRegex(TreeError, 'git clone .*none'):
+            clone.ensure()
+        self.assertFalse(os.path.exists(clone.path))
+
     def test_half_patched_tree_is_repaired(self):
         self.tree.sync()
         with open(os.path.join(self.tree.path, 'fs/a.c'), 'w') as f:
