@@ -356,8 +356,9 @@ class Proof:
         if len(batch) == 1:
             glob, out = self.info[batch[0].path]['glob'], os.path.join(self.out, batch[0].name)
         else:
-            print('regressions: batch %d: %s' % (k, ' '.join(r.name for r in batch)),
-                  flush=True)
+            # One write: the main thread prints its verdicts meanwhile.
+            sys.stdout.write('regressions: batch %d: %s\n' % (k, ' '.join(r.name for r in batch)))
+            sys.stdout.flush()
             glob = cover(set().union(*(self.info[r.path]['suites'] for r in batch)))
             out = os.path.join(self.out, 'batch-%d' % k)
         return batch, builder[1], self.build(batch, glob, out, lane, builder)
