@@ -156,18 +156,15 @@ class Tree:
     # Applying the series takes 3 of the 5 s of a sync here, and the
     # regression proof syncs twice per kernel: the tree of pristine + series
     # + tests is kept, with the hash of its inputs, and a run's extra
-    # patches are applied to it alone.
+    # patches are applied to it alone.  The tree of pristine + series is kept
+    # too, with the hash of the patches: after a test's edit (the edit loop)
+    # only the test sources are laid over it again.
     def series_tree(self):
         key, record = self.inputs_hash(), os.path.join(self.path, '.git', 'fs-kunit-series')
-        with contextlib.suppress(OSError, ValueError):
-            with open(record) as f:
-                recorded, tree = f.read().split()
-            if recorded == key and not self.git('cat-file', '-e', tree + '^{tree}',
-                                                 check=False).returncode:
-                return tree
-        index = self._scratch_index('pristine')
-        for patch in catalogue.series_patches(self.top):
-            self._apply(index, patch)
+        tree = self._kept(record, key)
+        if tree:
+            return tree
+        index = self._scratch_index(self._patched_tree())
         # Test sources are copied as blobs at their kernel paths.
         info = []
         for rel, path in self._test_files():
@@ -179,6 +176,34 @@ class Tree:
         with open(record, 'w') as f:
             f.write('%s %s\n' % (key, tree))
         return tree
+
+    def _patched_tree(self):
+        """The tree of pristine + patches/series."""
+        h = hashlib.sha256()
+        for patch in catalogue.series_patches(self.top):
+            with open(patch, 'rb') as f:
+                h.update(patch.encode() + b'\0' + f.read())
+        key, record = h.hexdigest(), os.path.join(self.path, '.git', 'fs-kunit-patched')
+        tree = self._kept(record, key)
+        if tree:
+            return tree
+        index = self._scratch_index('pristine')
+        for patch in catalogue.series_patches(self.top):
+            self._apply(index, patch)
+        tree = self._write_tree(index)
+        with open(record, 'w') as f:
+            f.write('%s %s\n' % (key, tree))
+        return tree
+
+    def _kept(self, record, key):
+        """The tree @record keeps for @key, if it is still there."""
+        with contextlib.suppress(OSError, ValueError):
+            with open(record) as f:
+                recorded, tree = f.read().split()
+            if recorded == key and not self.git('cat-file', '-e', tree + '^{tree}',
+                                                 check=False).returncode:
+                return tree
+        return None
 
     def _scratch_index(self, start):
         index = os.path.join(self.path, '.git', 'fs-kunit-scratch-index')

@@ -957,6 +957,19 @@ class TreeTest(FakeKernel):
         self.assertEqual(self.read('fs/a_test.c'), '/* edited */\n')
         self.assertEqual(self.read('fs/b.c'), 'int b = 3;\n')
 
+    def test_a_test_edit_does_not_apply_the_series_again_a_patch_edit_does(self):
+        self.tree.sync()
+        applied = []
+        apply = self.tree._apply
+        self.tree._apply = lambda index, patch: (applied.append(patch), apply(index, patch))
+        with open(os.path.join(self.proj, 'kunit-tests', 'fs', 'a_test.c'), 'w') as f:
+            f.write('/* edited */\n')
+        self.tree.sync()
+        self.assertEqual((applied, self.read('fs/a_test.c')), ([], '/* edited */\n'))
+        self.patch('0001-a.patch', 'a.c', 'int a = 1;', 'int a = 4;')
+        self.tree.sync()
+        self.assertEqual((len(applied), self.read('fs/a.c')), (1, 'int a = 4;\n'))
+
     def test_unchanged_inputs_touch_no_file(self):
         self.tree.sync()
         path = os.path.join(self.tree.path, 'fs/a.c')
@@ -1052,6 +1065,57 @@ class GateTest(FakeKernel):
 
     def test_a_clean_file_passes(self):
         self.assertEqual(self.gate(self.LABEL, self.CLEAN), [])
+
+    def test_a_file_whose_object_kbuild_left_alone_keeps_its_verdict(self):
+        self.gate(self.CLEAN, self.LABEL)
+        build, known = os.path.join(self.tmp.name, 'build'), {}
+        obj = os.path.join(build, 'fs', 'b.o')
+        open(obj, 'w').close()
+        check = lambda: gate.check_files(self.tree, build, os.path.join(self.tmp.name, 'cc'),
+                                         gate.touched(self.tree), w1=False, known=known)
+        self.assertEqual(len(check()), 1)
+        # Not compiled again: the clean text is not seen while the object stays.
+        with open(os.path.join(self.tree.path, 'fs', 'b.c'), 'w') as f:
+            f.write(self.CLEAN)
+        self.assertEqual(len(check()), 1)
+        st = os.stat(obj)
+        os.utime(obj, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+        self.assertEqual(check(), [])
+
+    def test_w1_of_an_added_file_with_a_known_command_line_needs_no_kbuild(self):
+        # The fake tree has no Makefile: make's implicit rule would compile
+        # fs/b.o beside the source, which shows that make ran.
+        path = os.path.join(self.tree.path, 'fs', 'b.c')
+        self.gate(self.CLEAN, self.LABEL)
+        self.tree.git('rm', '-q', '--cached', 'fs/b.c')
+        self.tree.git('commit', '-q', '-m', 'b.c not in pristine')
+        self.tree.git('tag', '-f', 'pristine')
+        with open(path, 'w') as f:
+            f.write('int f(unsigned int x)\n{\n\treturn x < 0;\n}\n')
+        self.tree.git('add', '-f', 'fs/b.c')
+        self.tree.git('commit', '-q', '-m', 'series adds b.c')
+        os.makedirs(os.path.join(self.tree.path, 'scripts'))
+        with open(os.path.join(self.tree.path, 'scripts', 'kernel-doc'), 'w') as f:
+            f.write('#!/bin/sh\necho "$2:1: warning: kernel-doc read it"\n')
+        os.chmod(os.path.join(self.tree.path, 'scripts', 'kernel-doc'), 0o755)
+        build = os.path.join(self.tmp.name, 'build')
+        cmd = 'gcc -Wall -c -o fs/b.o ' + path
+        with open(os.path.join(build, 'fs', '.b.o.cmd'), 'w') as f:
+            f.write('savedcmd_fs/b.o := %s\n' % cmd)
+        known = {'fs/b.c': {'status': 'A', 'cmd': cmd, 'new': [],
+                            'w1_cmd': 'gcc -Wall -Wextra -c -o fs/b.o ' + path}}
+        new = gate.check_files(self.tree, build, os.path.join(self.tmp.name, 'cc'),
+                               {'fs/b.c': 'A'}, known=known)
+        self.assertEqual(len(new), 2, new)
+        self.assertRegex(new[0], r'^fs/b\.c: W=1: comparison .* is always false')
+        self.assertEqual(new[1], 'fs/b.c: W=1: kernel-doc read it')
+        made = os.path.join(self.tree.path, 'fs', 'b.o')
+        self.assertFalse(os.path.exists(made))
+        # Its own command line changed: W=1's is asked of make again.
+        known['fs/b.c']['cmd'] += ' '
+        gate.check_files(self.tree, build, os.path.join(self.tmp.name, 'cc'),
+                         {'fs/b.c': 'A'}, known=known)
+        self.assertTrue(os.path.exists(made))
 
 
 class TimingTest(unittest.TestCase):
