@@ -18,10 +18,15 @@ if [ "${1:-}" = lava ] || [ "${RUNNER:-}" = lava ]; then
 	PACKAGES="$PACKAGES $LAVA"
 fi
 
+# One dpkg-query for all (one each took 0.8 s of every make run); a package
+# it does not know is left out of its answer.
+# shellcheck disable=SC2086
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $PACKAGES 2>/dev/null || true)
 missing=
 for p in $PACKAGES; do
-	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
-	case $status in ii*) ;; *) missing="$missing $p" ;; esac
+	case "
+$installed" in *"
+$p ii"*) ;; *) missing="$missing $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 
