@@ -179,11 +179,8 @@ class Tree:
 
     def _patched_tree(self):
         """The tree of pristine + patches/series."""
-        h = hashlib.sha256()
-        for patch in catalogue.series_patches(self.top):
-            with open(patch, 'rb') as f:
-                h.update(patch.encode() + b'\0' + f.read())
-        key, record = h.hexdigest(), os.path.join(self.path, '.git', 'fs-kunit-patched')
+        key = self._patches_hash(catalogue.series_patches(self.top)).hexdigest()
+        record = os.path.join(self.path, '.git', 'fs-kunit-patched')
         tree = self._kept(record, key)
         if tree:
             return tree
@@ -217,11 +214,16 @@ class Tree:
         os.unlink(index)
         return tree
 
-    def inputs_hash(self, extra=()):
+    @staticmethod
+    def _patches_hash(patches):
         h = hashlib.sha256()
-        for patch in list(catalogue.series_patches(self.top)) + list(extra):
+        for patch in patches:
             with open(patch, 'rb') as f:
                 h.update(patch.encode() + b'\0' + f.read())
+        return h
+
+    def inputs_hash(self, extra=()):
+        h = self._patches_hash(list(catalogue.series_patches(self.top)) + list(extra))
         for rel, path in self._test_files():
             with open(path, 'rb') as f:
                 h.update(rel.encode() + b'\0' + hashlib.sha256(f.read()).digest())
