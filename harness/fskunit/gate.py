@@ -193,8 +193,12 @@ def _w1(tree, build_dir, env, paths, known):
             continue
         source = os.path.join(tree.path, path)
         text = compile_with(build_dir, known[path]['w1_cmd'], source, source, env)
-        doc = subprocess.run([os.path.join(tree.path, 'scripts', 'kernel-doc'), '-none',
-                              source], cwd=build_dir, capture_output=True, text=True, env=env)
+        try:
+            doc = subprocess.run([os.path.join(tree.path, 'scripts', 'kernel-doc'), '-none',
+                                  source], cwd=build_dir, capture_output=True, text=True,
+                                 env=env)
+        except OSError as e:
+            raise GateError('%s: W=1\'s kernel-doc check: %s' % (path, e))
         mine = ['%s: W=1: %s' % w for w in sorted(warnings(text + doc.stdout + doc.stderr,
                                                              tree.path))]
         known[path]['w1_new'] = mine
