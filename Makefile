@@ -16,6 +16,7 @@
 #   TIMEOUT        seconds QEMU may run (default: from this machine's measured
 #                  time, or docs/design.md's, with a generous factor)
 #   SLOWDOWN       run the guest N times slower than this machine would
+#   BOOTS          guests at once (default: the cores)
 #   KUNIT_QEMU_ACCEL=kvm  use KVM instead of TCG (guests hang under KVM here)
 #   PATCHES        make regressions: only these patches (globs, space-separated)
 #   AUTHOR         make series: 'Name <mail>' for From: and Signed-off-by:
@@ -27,7 +28,7 @@
 #   DEVICES        make lava-server: how many QEMU devices the server has (2)
 
 WORKDIR ?= /var/tmp/fs-kunit
-export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS KUNIT_QEMU_ACCEL \
+export PROFILE MODE ALONE WORKDIR FILTER EXTRA_PATCHES TIMEOUT SLOWDOWN JOBS BOOTS KUNIT_QEMU_ACCEL \
 	PATCHES AUTHOR DIRS REPEAT COLD CHECK BEFORE SLOW SERVER MUTANTS DISTCC_HOSTS \
 	RUNNER DEVICES
 

@@ -58,6 +58,9 @@ class Config:
     timeout: Optional[int] = None          # seconds; None: from timing.py
     slowdown: int = 1                      # the guest held to 1/N of a core
     jobs: int = (os.cpu_count() or 1) + 1
+    # Guests at once: under TCG each keeps one core busy (a run's suites in
+    # as many boots, the proof's and the mutants' boots).
+    boots: int = os.cpu_count() or 1
     accel: str = 'tcg'
     distcc_hosts: str = ''                 # DISTCC_HOSTS: compiles go on to distcc
     runner: str = 'qemu'                   # RUNNER: see RUNNERS
@@ -112,6 +115,7 @@ class Config:
             timeout=number('TIMEOUT'),
             slowdown=1 if number('SLOWDOWN') is None else number('SLOWDOWN'),
             jobs=number('JOBS') or (os.cpu_count() or 1) + 1,
+            boots=number('BOOTS') or os.cpu_count() or 1,
             accel=env.get('KUNIT_QEMU_ACCEL') or 'tcg',
             distcc_hosts=env.get('DISTCC_HOSTS', '').strip(),
             runner=env.get('RUNNER', '').strip() or 'qemu',
@@ -268,6 +272,7 @@ class Config:
                'ALONE': self.alone, 'FILTER': self.filter,
                'EXTRA_PATCHES': ' '.join(self.extra_patches),
                'KUNIT_QEMU_ACCEL': self.accel, 'JOBS': str(self.jobs),
+               'BOOTS': str(self.boots),
                'SLOWDOWN': str(self.slowdown)}
         if self.timeout:
             out['TIMEOUT'] = str(self.timeout)

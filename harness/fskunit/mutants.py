@@ -895,7 +895,7 @@ def main(ws, cfg, select='', lanes=None):
     t0 = time.monotonic()
     planned, chosen, equivalent, profiles, left_out = prepare(ws, cfg, select)
     t_build = time.monotonic() - t0
-    lanes = lanes or max(1, os.cpu_count() or 1)
+    lanes = lanes or cfg.boots
     pool = {p: queue.Queue() for p in profiles}
     for p in profiles:
         for k in range(lanes):

@@ -126,13 +126,13 @@ def judge(baseline, cases, expect, may=(), report=''):
     return 'caught', '', named
 
 
-# Boots at once.  Under TCG a guest keeps one core busy and a rebuild (one
-# file and the links) mostly one more: the batches of several filesystems,
-# whose boots run most of the suite, would otherwise leave the build idle
-# and a core with it.  Each guest boots alone on its side of QEMU, so the
-# verdicts are the same; the suites' time-outs are the machine's measured
-# times with a margin (timing.py), as for the mutants' two lanes.
-BOOTS = 2
+# Boots at once: BOOTS (Config.boots, the cores).  Under TCG a guest keeps
+# one core busy and a rebuild (one file and the links) mostly one more: the
+# batches of several filesystems, whose boots run most of the suite, would
+# otherwise leave the build idle and a core with it.  Each guest boots alone
+# on its side of QEMU, so the verdicts are the same; the suites' time-outs
+# are the machine's measured times with a margin (timing.py), as for the
+# mutants' lanes.
 
 # Builders at once.  A rebuild is mostly one process at a time (kbuild's
 # walk of the tree, three links, gzip): two of them side by side took 23 s
@@ -173,7 +173,7 @@ def plan(items):
     return [b['patches'] for b in batches]
 
 
-def pipeline(batches, build, boot, judged, idle, boots=BOOTS):
+def pipeline(batches, build, boot, judged, idle, boots):
     """Each batch's life: build(number, batch, builder, lane) with a builder
     taken from the queue @idle, which copies its kernel to @lane; then
     boot(built), at most @boots at once.  A lane is a batch's from its build
@@ -270,7 +270,7 @@ class Proof:
         # this run's own.
         self.idle = queue.Queue()
         self.idle.put((0, ws))
-        self.rerun_lane = BUILDERS + BOOTS  # not one of the pipeline's lanes
+        self.rerun_lane = BUILDERS + cfg.boots  # not one of the pipeline's lanes
 
     def to(self, log):
         """Print into @log: through the ThreadOut while the pipeline runs."""
@@ -322,7 +322,7 @@ class Proof:
         suites = self.info[reg.path]['suites']
         return [(n, st) for n, st in self.base if n.split('.')[0] in suites]
 
-    # -- the pipeline: BOOTS kernels boot while BUILDERS build the next -------
+    # -- the pipeline: cfg.boots kernels boot while BUILDERS build the next -------
     def second_builder(self, batches):
         """Add the second builder when there are enough batches to pay for it
         (SECOND_BUILDER_FROM), or it is built already."""
@@ -535,7 +535,7 @@ class Proof:
         try:
             pipeline(batches, self.build_batch, self.boot_in_pipeline,
                      lambda b, batch, future: show(batch, self.finish(b, batch, future)),
-                     self.idle)
+                     self.idle, self.cfg.boots)
         finally:
             sys.stdout, self.stdout = saved, None
             if second:

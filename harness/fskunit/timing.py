@@ -11,6 +11,7 @@ machine four times slower still has twice its time.  Never less than FLOOR,
 which leaves the hung-task detector (kunitconfig, 60 s) time to report a
 task stuck from the first moment: it reports after one to two periods."""
 
+import collections
 import json
 import os
 
@@ -52,13 +53,17 @@ def record(cfg, lines):
         json.dump(known, f, indent=1, sort_keys=True)
 
 
-def estimate(cfg, suites):
-    """(seconds the run should take on this machine, whether measured)."""
+def _known(cfg):
     try:
         with open(_path(cfg)) as f:
-            known = json.load(f)
+            return json.load(f)
     except (OSError, ValueError):
-        known = {}
+        return {}
+
+
+def estimate(cfg, suites):
+    """(seconds the run should take on this machine, whether measured)."""
+    known = _known(cfg)
     measured = known.get('suites', {})
     names = {s.split('@')[0] for s in suites}
     if names and all(n in measured for n in names):
@@ -76,3 +81,26 @@ def timeout(cfg, suites):
     # Not times SLOWDOWN: a slow machine does not know it is slow either.
     factor = FACTOR if measured else UNMEASURED_FACTOR
     return int(max(FLOOR, seconds * factor))
+
+
+def shards(cfg, cases, boots):
+    """The suites of @cases split over at most @boots guests that take about
+    as long each: [(glob, suites)].  A boot's filter is one glob
+    (kunit.filter_glob has no alternation), so a boot takes every suite whose
+    name starts with one of its characters ("[bfkqt]*").  Each character's
+    suites go, longest first, to the boot with least so far: by this
+    machine's measured time of each suite, or before it measured them all,
+    by their number of cases.  One boot, or none, means do not split."""
+    cases_of = collections.Counter(c.split('.')[0] for c in cases)
+    measured = _known(cfg).get('suites', {})
+    weight = measured if all(s in measured for s in cases_of) else cases_of
+    by_char = collections.defaultdict(float)
+    for suite in cases_of:
+        by_char[suite[0]] += weight[suite]
+    loads = [[0.0, ''] for _ in range(max(1, boots))]
+    for char, seconds in sorted(by_char.items(), key=lambda x: (-x[1], x[0])):
+        least = min(loads, key=lambda load: load[0])
+        least[0] += seconds
+        least[1] += char
+    return [('[%s]*' % ''.join(sorted(chars)), sorted(s for s in cases_of if s[0] in chars))
+            for _, chars in loads if chars]

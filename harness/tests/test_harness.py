@@ -1146,6 +1146,69 @@ class TimingTest(unittest.TestCase):
                              cfg.reference_seconds * timing.UNMEASURED_FACTOR)
 
 
+    def test_a_run_is_split_by_first_character_into_boots_of_about_equal_time(self):
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w)
+            log = ['[    1.000000] KTAP version 1']
+            for k, (suite, start, end) in enumerate(
+                    [('ext2_dquot', 1, 11), ('ext4_dquot', 11, 31), ('f2fs_dquot', 31, 71),
+                     ('jfs_dquot', 71, 81)], 1):
+                log += ['[%5d.000000]     # Subtest: %s' % (start, suite),
+                        '[%5d.000000] ok %d %s' % (end, k, suite)]
+            cases = ['ext2_dquot.a', 'ext4_dquot.a', 'f2fs_dquot.a', 'f2fs_dquot.b', 'jfs_dquot.a']
+            # Before any measurement, by cases: e 2, f 2, j 1.
+            self.assertEqual(timing.shards(cfg, cases, 2),
+                             [('[ej]*', ['ext2_dquot', 'ext4_dquot', 'jfs_dquot']),
+                              ('[f]*', ['f2fs_dquot'])])
+            timing.record(cfg, log)  # e 30 s, f 40 s, j 10 s
+            self.assertEqual(timing.shards(cfg, cases, 2),
+                             [('[f]*', ['f2fs_dquot']),
+                              ('[ej]*', ['ext2_dquot', 'ext4_dquot', 'jfs_dquot'])])
+            self.assertEqual(timing.shards(cfg, ['f2fs_dquot.a', 'f2fs_dquot.b'], 2),
+                             [('[f]*', ['f2fs_dquot'])])
+
+    def test_only_a_built_in_run_of_every_case_is_split(self):
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w, boots=2)
+            cases = ['ext2_dquot.a', 'f2fs_dquot.a']
+            self.assertEqual(len(Workspace.shards(cfg, cases)), 2)
+            for other in (cfg.with_(filter='ext2_dquot'), cfg.with_(mode='modules'),
+                          cfg.with_(profile='coverage'), cfg.with_(alone='fs/quota'),
+                          cfg.with_(runner='lava'), cfg.with_(boots=1)):
+                self.assertIsNone(Workspace.shards(other, cases), other)
+            self.assertIsNone(Workspace.shards(cfg, ['f2fs_dquot.a', 'f2fs_dquot.b']))
+
+    def test_the_boots_of_a_split_run_are_judged_as_one_in_the_listed_order(self):
+        needs_tree(self)
+
+        def boot(suite, seconds):
+            return ['[    0.500000] KTAP version 1', '[    0.500000] 1..1',
+                    '[    0.500000]     KTAP version 1',
+                    '[    0.500000]     # Subtest: %s' % suite, '[    0.500000]     1..1',
+                    '[%5d.000000]     ok 1 works' % seconds,
+                    '[%5d.000000] ok 1 %s' % (seconds, suite)]
+        with tempfile.TemporaryDirectory() as w:
+            cfg = Config(workdir=w, boots=2, results_dir=os.path.join(w, 'results'))
+            ws = Workspace.__new__(Workspace)
+            ws.cfg, ws.tree = cfg, unittest.mock.Mock(path=TREE, version='6.12')
+            run = workspace.Run(cfg, expected=['ext2_dquot.works', 'f2fs_dquot.works'])
+            logs = {'[e]*': boot('ext2_dquot', 3), '[f]*': boot('f2fs_dquot', 9)}
+            booted = []
+
+            def boot_shards(cfg_, shards):
+                booted.extend(glob for glob, _ in shards)
+                return [logs[glob] for glob, _ in shards]
+            ws.boot_shards = boot_shards
+            ws.execute(cfg, run)
+            self.assertEqual(sorted(booted), ['[e]*', '[f]*'])
+            self.assertEqual([s.name for s in run.suites], ['ext2_dquot', 'f2fs_dquot'])
+            self.assertEqual(run.summary, '2 passed, 0 failed, 0 skipped')
+            console = open(os.path.join(cfg.results, 'console.log')).read()
+            self.assertEqual(console.count('# fs-kunit: the boot of the suites'), 2)
+            # Each boot's suites are measured: the next split knows f2fs is longer.
+            self.assertEqual(timing.shards(cfg, run.expected, 2)[0], ('[f]*', ['f2fs_dquot']))
+
+
 class CheckTest(unittest.TestCase):
     """CI shows the tail of make check: a failing step's failures are there."""
 
