@@ -284,8 +284,9 @@ static int fs_kunit_unpack(u8 *buf, const struct fs_kunit_image *image)
 
 	if (image->base)
 		err = fs_kunit_unpack(buf, image->base);
-	else if (image->xz)
-		err = fs_kunit_unxz(buf, image->size, image->xz, image->xz_len);
+	for (i = 0; i < image->nr_xz && !err; i++)
+		err = fs_kunit_unxz(buf + image->xz[i].offset, image->xz[i].len,
+				    image->xz[i].xz, image->xz[i].xz_len);
 	if (err)
 		return err;
 	for (i = 0; i < image->nr_runs; i++)

@@ -36,20 +36,39 @@ struct fs_kunit_run {
 #define FS_KUNIT_RUN(off, array) { .offset = (off), .len = sizeof(array), .data = (array) }
 
 /**
+ * struct fs_kunit_xz - one extent of an image that is not all zeroes
+ * @offset: where the extent starts in the image
+ * @len: its length in bytes
+ * @xz: the extent as an xz stream (CRC32, LZMA2 only)
+ * @xz_len: the stream's length in bytes
+ */
+struct fs_kunit_xz {
+	u32 offset;
+	u32 len;
+	const u8 *xz;
+	u32 xz_len;
+};
+
+#define FS_KUNIT_XZ(off, size, array) \
+	{ .offset = (off), .len = (size), .xz = (array), .xz_len = sizeof(array) }
+
+/**
  * struct fs_kunit_image - a filesystem image, compressed or as edits of another
  * @base: NULL, or the image this one is a variant of (a few bytes edited)
  * @size: the image's size in bytes
- * @xz: without @base: the image as an xz stream (CRC32, LZMA2 only), or NULL
- *	for an image of zeroes and @runs
- * @xz_len: its length in bytes
+ * @xz: without @base: the extents of the image that are not all zeroes, or
+ *	NULL for an image of zeroes and @runs.  Not one stream of the whole
+ *	image: a 52 MiB f2fs image holds 94 KiB that are not zeroes, and
+ *	decompressing the zeroes took longer than the test's mount.
+ * @nr_xz: how many extents
  * @runs: bytes written over @base, the stream or zeroes: (offset, bytes) runs
  * @nr_runs: how many runs
  */
 struct fs_kunit_image {
 	const struct fs_kunit_image *base;
 	u32 size;
-	const u8 *xz;
-	u32 xz_len;
+	const struct fs_kunit_xz *xz;
+	unsigned int nr_xz;
 	const struct fs_kunit_run *runs;
 	unsigned int nr_runs;
 };
