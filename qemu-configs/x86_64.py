@@ -13,10 +13,19 @@
 #   kunit.py appends kunit_shutdown=reboot, which would restart the kernel as
 #   soon as its built-in tests ran; after '--' it goes to init instead, which
 #   ignores it.  The config reads that from kunit.py's own command line.
+# - under TCG, tsc_early_khz= and tsc=reliable when the harness measured the
+#   host's TSC rate (FS_KUNIT_TSC_KHZ; harness/fskunit/clock.py says why):
+#   QEMU's rdtsc is the host's, and without ACPI the guest can calibrate it
+#   only against the PIT, which fails on a busy host.
 import os
 import sys
 
 from ..qemu_config import QemuArchParams
+
+_ACCEL = os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'
+_TSC_KHZ = os.environ.get('FS_KUNIT_TSC_KHZ', '')
+_CLOCK = (' tsc_early_khz=%s tsc=reliable' % _TSC_KHZ
+	  if _TSC_KHZ.isdigit() and _ACCEL == 'tcg' else '')
 
 QEMU_ARCH = QemuArchParams(linux_arch='x86_64',
 			   kconfig='''
@@ -24,9 +33,9 @@ CONFIG_SERIAL_8250=y
 CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
-			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr' +
+			   kernel_command_line='console=ttyS0 panic=-1 oops=panic nokaslr' + _CLOCK +
 			   (' --' if any(a.startswith('--qemu_args=') and
 					 '-initrd' in a.split('=', 1)[1].split()
 					 for a in sys.argv) else ''),
 			   extra_qemu_params=['-bios', 'qboot.rom',
-					      '-accel', os.environ.get('KUNIT_QEMU_ACCEL') or 'tcg'])
+					      '-accel', _ACCEL])

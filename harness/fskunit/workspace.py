@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from . import catalogue, gate, lava, results, timing
+from . import catalogue, clock, gate, lava, results, timing
 from .config import Config
 from .tree import Tree, TreeError
 
@@ -163,6 +163,7 @@ class Workspace:
             say('waiting for another run on %s to finish' % cfg.workdir)
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         self.tree = Tree(cfg.workdir, cfg.top)
+        clock.export(cfg.workdir, cfg.top)
 
     def close(self):
         if self._lock:

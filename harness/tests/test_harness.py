@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, 'harness'))
-from fskunit import (catalogue, check, coverage, csource, doccheck, gate, lava,  # noqa: E402
+from fskunit import (catalogue, check, clock, coverage, csource, doccheck, gate, lava,  # noqa: E402
                      lavaserver, mutants, proof, results, timing)
 from fskunit import series as mail  # noqa: E402
 from fskunit.config import Config, ConfigError  # noqa: E402
@@ -173,6 +173,26 @@ class QemuConfigTest(unittest.TestCase):
         line = self.command_line(['kunit.py', 'exec', '--qemu_args=-m 2G'])
         self.assertNotIn(' --', line)
         self.assertTrue(line.endswith(' kunit_shutdown=reboot'), line)
+
+
+    def test_a_measured_tsc_rate_reaches_a_tcg_guest_only(self):
+        argv = ['kunit.py', 'exec']
+        with unittest.mock.patch.dict(os.environ, {'FS_KUNIT_TSC_KHZ': '2095999'}):
+            self.assertIn(' tsc_early_khz=2095999 tsc=reliable', self.command_line(argv))
+            with unittest.mock.patch.dict(os.environ, {'KUNIT_QEMU_ACCEL': 'kvm'}):
+                self.assertNotIn('tsc_early_khz', self.command_line(argv))
+        with unittest.mock.patch.dict(os.environ):
+            os.environ.pop('FS_KUNIT_TSC_KHZ', None)
+            self.assertNotIn('tsc_early_khz', self.command_line(argv))
+
+    def test_the_host_tsc_rate_is_measured_once_per_host_boot(self):
+        if not shutil.which('gcc') or os.uname().machine != 'x86_64':
+            self.skipTest('needs gcc on x86_64')
+        with tempfile.TemporaryDirectory() as w:
+            khz = clock.tsc_khz(w, TOP)
+            self.assertGreater(khz, 100000)  # a TSC of over 100 MHz
+            os.unlink(os.path.join(w, 'tsc-khz'))
+            self.assertEqual(clock.tsc_khz(w, TOP), khz)  # from the record
 
 
 class KtapTest(unittest.TestCase):
