@@ -11,20 +11,24 @@
 [ $$ = 1 ] || { echo "modules-init.sh: runs only as /init inside QEMU (make run MODE=modules)" >&2; exit 2; }
 /bin/busybox --install -s /bin
 export PATH=/bin
-mount -t proc proc /proc
+# No /proc: the kernel has none (kunitconfig.noproc), so that it shares its
+# configuration with the built-in one.
 mount -t sysfs sysfs /sys
 # A test finds its RAM disk's node here, as on a running system.
 mount -t devtmpfs devtmpfs /dev
 
 say() { echo "$*" > /dev/kmsg; }
 
-# What a test module may leave behind: mounts, block devices and their nodes,
-# dquots, vmalloc areas (the RAM disks' contents), and the module itself.
+# What a test module may leave behind: block devices and their nodes, dquots,
+# the fixtures' device-sized buffers (the RAM disks' contents), and the module
+# itself.  Its mounts are vfs_kern_mount()'s, in no namespace: a mount left
+# behind shows as its dquots or its device.  The fixtures' module (fs_kunit,
+# loaded first) gives the counts.
+P=/sys/module/fs_kunit/parameters
 state() {
-	cat /proc/mounts
 	ls /sys/block /dev /sys/module
-	echo "dquots allocated: $(cat /proc/sys/fs/quota/allocated_dquots 2>/dev/null)"
-	echo "vmalloc areas of test code: $(grep -c kunit /proc/vmallocinfo)"
+	echo "dquots allocated: $(cat $P/allocated_dquots 2>/dev/null)"
+	echo "fixture buffers not freed: $(cat $P/buffers 2>/dev/null)"
 }
 
 cd /lib/modules || exit 1

@@ -232,16 +232,24 @@ class Config:
         rest = [os.path.join(self.top, f) for f in PROFILES[self.profile]['fragments']]
         if self.no_proc:
             rest.append(os.path.join(self.top, 'kunitconfig.noproc'))
-        if self.mode == 'modules':
+        if self.mode == 'modules' or self.loadable:
             rest.append(os.path.join(self.top, 'kunitconfig.modules'))
         return [first] + rest
 
     @property
     def no_proc(self):
-        """Whether kunitconfig.noproc is added: every built-in kernel of the
-        default and debug profiles, the proof's and the mutants' included
-        (that file says why only they)."""
-        return self.profile in ('default', 'debug') and self.mode == 'builtin' and not self.alone
+        """Whether kunitconfig.noproc is added: every kernel of the default
+        and debug profiles, built in or modules, the proof's and the
+        mutants' included (that file says why only they)."""
+        return self.profile in ('default', 'debug') and not self.alone
+
+    @property
+    def loadable(self):
+        """Whether a built-in kernel takes kunitconfig.modules too: the
+        default profile's, so that its configuration and MODE=modules' differ
+        in the tests' own symbols only, and the compile cache serves the
+        module build every other object (docs/design.md, "Builds")."""
+        return self.profile == 'default' and not self.alone
 
     @property
     def kernel_args(self):

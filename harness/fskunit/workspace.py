@@ -62,6 +62,30 @@ class Run:
         return c[results.FAIL] + c[results.ERROR] == 0 and c[results.PASS] > 0
 
 
+def module_depends(ko):
+    """The modules a .ko's bytes say it needs (modinfo's depends=)."""
+    m = re.search(rb'(?:^|\0)depends=([^\0]*)\0', ko)
+    return [d.replace('-', '_') for d in m.group(1).decode().split(',') if d] if m else []
+
+
+def load_order(names, depends):
+    """@names with each after those of them it depends on: modules.order is
+    link order (fs/ before lib/), and insmod, unlike modprobe, loads nothing
+    a module needs (the fixtures need xz_dec when nothing built in does)."""
+    out, seen = [], set()
+
+    def visit(name):
+        if name in seen or name not in names:
+            return
+        seen.add(name)
+        for dep in depends.get(name, ()):
+            visit(dep)
+        out.append(name)
+    for name in names:
+        visit(name)
+    return out
+
+
 class Progress(threading.Thread):
     """One line now and then while make runs: objects compiled so far,
     elapsed time and, in a cold build, what is probably left against the
@@ -382,18 +406,25 @@ class Workspace:
             os.symlink('busybox', os.path.join(staging, 'bin', 'sh'))
             shutil.copy(cfg.init, os.path.join(staging, 'init'))
             os.chmod(os.path.join(staging, 'init'), 0o755)
-            tests, libs = [], []
+            tests, libs, depends = [], [], {}
             for rel in order:
                 ko = os.path.join(cfg.build_dir, os.path.splitext(rel)[0] + '.ko')
                 name = os.path.basename(ko)[:-3].replace('-', '_')  # as the kernel names it
                 shutil.copy(ko, os.path.join(staging, 'lib', 'modules', name + '.ko'))
-                (tests if b'.kunit_test_suites' in read(ko) else libs).append(name)
+                data = read(ko)
+                (tests if b'.kunit_test_suites' in data else libs).append(name)
+                depends[name] = module_depends(data)
+            libs = load_order(libs, depends)
             for name, names in (('order', tests), ('libs', libs)):
                 with open(os.path.join(staging, 'lib', 'modules', name), 'w') as f:
                     f.write('\n'.join(names) + '\n')
             with open(cfg.initramfs, 'wb') as out:
                 subprocess.run('find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0',
                                shell=True, cwd=staging, stdout=out, check=True)
+            # What the listing boot depends on beside the kernel (cases()).
+            with open(cfg.initramfs + '.plan', 'w') as f:
+                f.write('%s\n%s\n%s\n' % (hashlib.sha256(read(cfg.init)).hexdigest(),
+                                          ' '.join(libs), ' '.join(tests)))
         finally:
             shutil.rmtree(staging)
         if not modules:
@@ -411,6 +442,10 @@ class Workspace:
         second load (suite@reload) and the unload check of every module."""
         cache = os.path.join(cfg.build_dir, '.fs-kunit-cases')
         cases = None
+        if cfg.init and os.path.exists(cfg.initramfs + '.plan'):
+            # The listing boots the init too: a module it could not load
+            # listed nothing, and a new init or load order lists anew.
+            stamp += ' ' + hashlib.sha256(read(cfg.initramfs + '.plan')).hexdigest()
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(read(cache))
             if data['stamp'] == stamp:

@@ -64,15 +64,20 @@ class ConfigTest(unittest.TestCase):
         c = self.cfg()
         self.assertEqual(c.build_dir, '/w/build')
         self.assertEqual(c.results, '/top/results')
-        self.assertEqual(c.kunitconfigs, ['/top/kunitconfig', '/top/kunitconfig.noproc'])
+        self.assertEqual(c.kunitconfigs, ['/top/kunitconfig', '/top/kunitconfig.noproc',
+                                          '/top/kunitconfig.modules'])
         self.assertEqual(c.kernel_args, [])
         # /proc stays for an init that mounts it and for upstream's .kunitconfig.
-        for other in (self.cfg(MODE='modules'), self.cfg(PROFILE='coverage'),
-                      self.cfg(ALONE='fs/quota')):
+        for other in (self.cfg(PROFILE='coverage'), self.cfg(ALONE='fs/quota')):
             self.assertFalse(other.no_proc, other)
         for same in (c.with_(variant='proof-lane0'), c.with_(variant='mutants'),
-                     self.cfg(PROFILE='debug')):
+                     self.cfg(PROFILE='debug'), self.cfg(MODE='modules')):
             self.assertTrue(same.no_proc, same)
+        # The built-in kernel and the module build differ in the tests only.
+        m = self.cfg(MODE='modules')
+        self.assertEqual(c.kunitconfigs[1:], m.kunitconfigs[1:])
+        self.assertEqual(c.with_(variant='mutants').kunitconfigs[1:], c.kunitconfigs[1:])
+        self.assertNotIn('/top/kunitconfig.modules', self.cfg(PROFILE='debug').kunitconfigs)
         self.assertEqual(c.tree, '/w/linux-source-6.12')
 
     def test_profile_mode_and_alone_each_have_their_build_and_results(self):
@@ -80,7 +85,8 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(c.build_dir, '/w/build-debug-modules')
         self.assertEqual(c.results, '/top/results/debug/modules')
         self.assertEqual(c.kunitconfigs, ['/w/kunitconfig-debug-modules',
-                                          '/top/kunitconfig.debug', '/top/kunitconfig.modules'])
+                                          '/top/kunitconfig.debug', '/top/kunitconfig.noproc',
+                                          '/top/kunitconfig.modules'])
         self.assertEqual(c.kernel_args, ['kmemleak.verbose=1', 'printk.devkmsg=on'])
         self.assertTrue(c.leak_scans)
         a = self.cfg(ALONE='fs/quota/')
@@ -124,6 +130,19 @@ class ConfigTest(unittest.TestCase):
     def test_extra_patches_become_absolute(self):
         c = Config.from_env({'EXTRA_PATCHES': 'x.patch'})
         self.assertEqual(c.extra_patches, (os.path.abspath('x.patch'),))
+
+
+class InitramfsOrderTest(unittest.TestCase):
+    def test_a_module_loads_after_those_it_depends_on(self):
+        # A .ko's .modinfo: NUL-separated strings, depends= among them.
+        ko = b'\x7fELF...\0license=GPL\0depends=xz_dec,kunit-helpers\0vermagic=6.12\0'
+        self.assertEqual(workspace.module_depends(ko), ['xz_dec', 'kunit_helpers'])
+        self.assertEqual(workspace.module_depends(b'\0depends=\0'), [])
+        # modules.order is link order: fs/ before lib/.
+        order = workspace.load_order(['fs_kunit', 'other', 'xz_dec'],
+                                     {'fs_kunit': ['xz_dec', 'built_in_elsewhere'],
+                                      'other': [], 'xz_dec': []})
+        self.assertEqual(order, ['xz_dec', 'fs_kunit', 'other'])
 
 
 class WorkspaceLockTest(unittest.TestCase):

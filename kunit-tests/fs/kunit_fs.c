@@ -17,12 +17,14 @@
 #include <linux/initrd.h>
 #include <linux/kmemleak.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/pagemap.h>
 #include <linux/quotaops.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/vmalloc.h>
 #include <linux/xz.h>
 
@@ -42,12 +44,61 @@ static void fs_kunit_leak_mark(struct kunit *test)
 	kunit_info(test, KMEMLEAK_KUNIT_CASE, current->pid, jiffies);
 }
 
-KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_kvfree, kvfree, const void *);
+/*
+ * Device-sized buffers (a RAM disk's contents, an image's bytes) are too big
+ * for kunit_kzalloc(), so kunit cannot tell whether they were freed.  They
+ * are counted until they are: MODE=modules reads the count before a test
+ * module is loaded and after it is unloaded (harness/modules-init.sh), from
+ * /sys, since its kernel has no /proc and so no vmallocinfo
+ * (kunitconfig.noproc).
+ */
+static atomic_t fs_kunit_buffers = ATOMIC_INIT(0);
 
-/* Device-sized buffers are too big for kunit_kzalloc(). */
+static void *fs_kunit_count(void *buf)
+{
+	if (buf)
+		atomic_inc(&fs_kunit_buffers);
+	return buf;
+}
+
+static void fs_kunit_free(const void *buf)
+{
+	if (buf)
+		atomic_dec(&fs_kunit_buffers);
+	kvfree(buf);
+}
+
+static int fs_kunit_get_count(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(kp->arg));
+}
+
+static const struct kernel_param_ops fs_kunit_count_ops = {
+	.get = fs_kunit_get_count,
+};
+module_param_cb(buffers, &fs_kunit_count_ops, &fs_kunit_buffers, 0444);
+MODULE_PARM_DESC(buffers, "device-sized buffers of the fixtures not freed yet");
+
+#ifdef CONFIG_QUOTA
+/* The dquots allocated, as fs.quota.allocated_dquots has it, for a kernel without sysctl. */
+static int fs_kunit_get_dquots(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  percpu_counter_sum_positive(&dqstats.counter[DQST_ALLOC_DQUOTS]));
+}
+
+static const struct kernel_param_ops fs_kunit_dquots_ops = {
+	.get = fs_kunit_get_dquots,
+};
+module_param_cb(allocated_dquots, &fs_kunit_dquots_ops, NULL, 0444);
+MODULE_PARM_DESC(allocated_dquots, "dquots allocated");
+#endif
+
+KUNIT_DEFINE_ACTION_WRAPPER(fs_kunit_kvfree, fs_kunit_free, const void *);
+
 static void *fs_kunit_kvzalloc(struct kunit *test, size_t size)
 {
-	void *buf = kvzalloc(size, GFP_KERNEL);
+	void *buf = fs_kunit_count(kvzalloc(size, GFP_KERNEL));
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fs_kunit_kvfree, buf), 0);
@@ -170,7 +221,7 @@ static void fs_kunit_disk_free(struct kunit_resource *res)
 		del_gendisk(d->disk);
 		put_disk(d->disk);
 	}
-	vfree(d->data);
+	fs_kunit_free(d->data);
 	/* d itself is the test's (kunit_kzalloc()): kunit reads d->res after this. */
 }
 
@@ -240,7 +291,7 @@ static void fs_kunit_add_disk(struct kunit *test, struct fs_kunit_disk *d, u32 s
 	if (size > (si_mem_available() << PAGE_SHIFT) / 4)
 		kunit_skip(test, "a %u KiB RAM disk would take over a quarter of free memory",
 			   size >> 10);
-	d->data = vzalloc(size);
+	d->data = fs_kunit_count(vzalloc(size));
 	if (!d->data)
 		kunit_skip(test, "no memory for a %u KiB RAM disk", size >> 10);
 	d->size = size;
