@@ -22,17 +22,37 @@
 Settings come from the environment, as make passes them (README's table),
 and are read once, into a Config."""
 
+import importlib
 import os
 import sys
 
-from . import (alone, bench, check, counts, coverage, lava, lavaserver, mutants, newregression,
-               proof, series, seriesbuild)
 from .config import Config, ConfigError
-from .counts import CountsError
-from .newregression import RegressionError
-from .series import SeriesError
 from .tree import Tree, TreeError
 from .workspace import RunError, Workspace, report
+
+
+class _Lazy:
+    """A module imported when a command first uses it: make run needs few of
+    them, and importing them all was about half of a no-change run's own
+    cost (make bench's no-change figure)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module('.' + self._name, __package__), attr)
+
+
+(alone, bench, check, counts, coverage, lava, lavaserver, mutants, newregression, proof, series,
+ seriesbuild) = (_Lazy(n) for n in (
+     'alone', 'bench', 'check', 'counts', 'coverage', 'lava', 'lavaserver', 'mutants',
+     'newregression', 'proof', 'series', 'seriesbuild'))
+
+
+def _user_errors():
+    """What a command reports as a one-line error, not a traceback."""
+    return (ConfigError, RunError, TreeError, series.SeriesError, counts.CountsError,
+            newregression.RegressionError)
 
 
 def cmd_run(cfg, args):
@@ -78,7 +98,8 @@ def cmd_prove(cfg, args):
 
 def cmd_regression(cfg, args):
     if not args:
-        raise RegressionError("say NAME=<dir>/<nn-what> (make regression NAME=... FILES=...)")
+        raise newregression.RegressionError(
+            "say NAME=<dir>/<nn-what> (make regression NAME=... FILES=...)")
     with Workspace(cfg) as ws:
         newregression.main(ws, cfg, args[0], args[1:])
     return 0
@@ -217,7 +238,9 @@ def main(argv):
     try:
         cfg = Config.from_env()
         return COMMANDS[name](cfg, args)
-    except (ConfigError, RunError, TreeError, SeriesError, CountsError, RegressionError) as e:
+    except Exception as e:
+        if not isinstance(e, _user_errors()):
+            raise
         print('%s: error: %s' % (name, e), file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from . import catalogue, clock, gate, lava, results, timing
+from . import catalogue, clock, gate, results, timing
 from .config import Config
 from .tree import Tree, TreeError
 
@@ -592,6 +592,7 @@ class Workspace:
 
     def boot_lava(self, cfg, seconds):
         """The boot as a LAVA job run by lava-run: the console it recorded."""
+        from . import lava  # only RUNNER=lava: it imports yaml
         definition = lava.job(cfg, self.tree.path, cfg.filter or 'all suites', seconds,
                               cfg.filter)
         directory = os.path.join(cfg.results, 'lava')

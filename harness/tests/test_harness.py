@@ -986,6 +986,25 @@ class TreeTest(FakeKernel):
         self.tree.sync()
         self.assertEqual(self.read('fs/b.c'), 'int b = 1;\n')
 
+    def test_dpkg_is_asked_for_the_version_only_when_the_tarball_changed(self):
+        self.tree.sync()
+        with unittest.mock.patch('fskunit.tree.installed_version',
+                                 return_value=self.tree.version) as asked:
+            self.tree.ensure()
+            self.tree.ensure()
+            self.assertLessEqual(asked.call_count, 1)
+            before = asked.call_count
+            os.utime(self.tree.tarball, ns=(1, 1))
+            self.tree.ensure()
+            self.assertEqual(asked.call_count, before + 1)
+            self.tree.ensure()
+            self.assertEqual(asked.call_count, before + 1)
+        # A new version of the package is extracted again.
+        with unittest.mock.patch('fskunit.tree.installed_version', return_value='9.9'):
+            os.utime(self.tree.tarball, ns=(2, 2))
+            self.tree.ensure()
+            self.assertEqual(self.tree.version, '9.9')
+
     def test_the_kept_series_tree_follows_an_edited_test(self):
         self.tree.sync()
         with open(os.path.join(self.proj, 'kunit-tests', 'fs', 'a_test.c'), 'w') as f:
