@@ -100,7 +100,9 @@ class Progress(threading.Thread):
         # Where the thread that starts the build writes (the regression
         # proof's builders each write to their patch's log: proof.ThreadOut).
         self.out = getattr(sys.stdout, 'current', lambda: sys.stdout)()
-        self.cold = not os.path.exists(os.path.join(build_dir, 'vmlinux'))
+        # Every kernel compiles init/main.o; vmlinux alone is no sign (a
+        # failed link removes it, and the count of a relink was kept so).
+        self.cold = not os.path.exists(os.path.join(build_dir, 'init', 'main.o'))
         try:
             with open(self.count_file) as f:
                 self.last = int(f.read())

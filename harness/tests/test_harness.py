@@ -132,6 +132,16 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(c.extra_patches, (os.path.abspath('x.patch'),))
 
 
+class ProgressTest(unittest.TestCase):
+    def test_only_a_build_that_compiled_nothing_yet_counts_as_cold(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertTrue(workspace.Progress(d).cold)
+            # A link that failed leaves no vmlinux, but the objects are there.
+            os.makedirs(os.path.join(d, 'init'))
+            open(os.path.join(d, 'init', 'main.o'), 'w').close()
+            self.assertFalse(workspace.Progress(d).cold)
+
+
 class InitramfsOrderTest(unittest.TestCase):
     def test_a_module_loads_after_those_it_depends_on(self):
         # A .ko's .modinfo: NUL-separated strings, depends= among them.
