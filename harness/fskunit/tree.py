@@ -104,22 +104,25 @@ class Tree:
         shutil.rmtree(self.path, ignore_errors=True)
         os.rename(new, self.path)
 
+    def _tarball_stat(self):
+        st = os.stat(self.tarball)
+        return '%d %d' % (st.st_mtime_ns, st.st_size)
+
     def _tarball_seen(self):
         """Whether the tarball is as it was when this tree's version was
         last confirmed: dpkg-query is asked only when it changed (a run
         with nothing to do otherwise pays a process for it)."""
         try:
-            st = os.stat(self.tarball)
             with open(os.path.join(self.path, '.git', 'fs-kunit-tarball')) as f:
-                return f.read() == '%d %d' % (st.st_mtime_ns, st.st_size)
+                return f.read() == self._tarball_stat()
         except OSError:
             return False
 
     def _tarball_confirmed(self):
         with contextlib.suppress(OSError):
-            st = os.stat(self.tarball)
+            stat = self._tarball_stat()
             with open(os.path.join(self.path, '.git', 'fs-kunit-tarball'), 'w') as f:
-                f.write('%d %d' % (st.st_mtime_ns, st.st_size))
+                f.write(stat)
 
     def ensure(self):
         os.makedirs(self.workdir, exist_ok=True)
